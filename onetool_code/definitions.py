@@ -1,0 +1,283 @@
+"""Name the definitions inside a hit's code, at query time; tree-sitter is imported lazily, never at import.
+
+A hit's ``definitions`` field (PRODUCT.md §2) is ``"class Cache, method get, method put"``: the named
+definitions in the hit's code, from a tree-sitter parse, with the node table of
+``specs/concise-search-output.md`` ("Definition Extraction"). The index is read-only, so this cannot be
+stored with the chunk and is computed per hit; that is why it is fast: one cached parser per grammar and
+thread, one parse per hit unless it is a broken fragment, and a walk that skips function bodies.
+
+Choices, each for a reason:
+
+- **Nothing inside a function or method body is reported** (nested functions, local classes, closures,
+  lambdas, arrow functions, Java anonymous classes): the field is a summary of what the hit defines, and
+  helpers private to a body would only make it longer. Containers are entered: classes, impls, traits,
+  interfaces, modules, namespaces, so methods are reported in every language.
+- **Python functions in a class are labelled ``method``**, and so is an indented ``def`` at the top level
+  of the parse: a module-level ``def`` starts in column 0, so an indented one was cut out of a block,
+  in practice a class body, and ``    def close(self):`` alone reads ``method close``. (One cut from a
+  nested function reads as a method too; the text alone cannot tell them apart.) Rust ``fn`` keeps the
+  table's ``function`` label.
+- **Rust ``impl`` is named by its self type without generics or path:** ``impl Display for Point`` is
+  ``impl Point``, ``impl<T> Stack<T>`` is ``impl Stack``, ``impl a::b::Stack<T>`` is ``impl Stack``, so the
+  name matches the ``struct``/``enum`` it extends.
+- **Fragments:** when a hit's code does not parse cleanly as a file, it is parsed again inside a cheap wrapper
+  (a ``class``/``impl`` around lone methods, with and without a closing brace for hits that end with their
+  container's brace). The first clean parse wins; wrapper names are never reported. Python gets no
+  wrapper and no ``textwrap.dedent``: tree-sitter-python already parses a uniformly indented fragment, and
+  dedenting fixed none of 1,136 broken random 5-30 line windows of stdlib code (measured). If no parse is
+  clean, the raw one is used and a definition is reported only when its header (the nodes up to and
+  including its name) is free of syntax errors: an error inside a body does not hide the name, and garbage
+  usually yields nothing.
+- **Output:** ``"{label} {name}"`` in source order, the first occurrence kept (Java overloads appear once),
+  joined by ``", "``; ``""`` for code without definitions and, without parsing, for languages outside the
+  table (markdown, json, yaml, text, ...).
+
+No exception is caught here: every str parses (tree-sitter recovers from any input), so an exception means
+a broken installation or a bug, and it reaches the caller's error boundary instead of becoming an empty field.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tree_sitter import Node, Parser
+
+__all__ = ["definitions"]
+
+# Node types whose body is never entered although they are not in the table: anonymous functions.
+_ANONYMOUS_FUNCTIONS = frozenset(
+    {
+        "lambda",  # Python
+        "arrow_function",  # JavaScript / TypeScript
+        "function_expression",
+        "generator_function",
+        "func_literal",  # Go
+        "closure_expression",  # Rust
+        "lambda_expression",  # Java
+    }
+)
+
+# Labels whose definitions have a body that is not entered (see the module docstring).
+_FUNCTION_LABELS = frozenset({"function", "method"})
+
+# JavaScript accepts these as method names, so ``if (x) { ... }`` wrapped in a class parses cleanly as a
+# method called ``if``, and error recovery makes the same mistake in broken code (seen in random windows of
+# real JavaScript). Nobody names a method so: such a wrapped parse is rejected and such a name dropped.
+_STATEMENT_KEYWORDS = frozenset({"if", "for", "while", "switch", "catch", "with", "function"})
+
+_BRACE_CLASS_WRAPPERS = (("class _W {\n", "\n}"), ("class _W {\n", ""))
+_RUST_WRAPPERS = (("impl _W {\n", "\n}"), ("impl _W {\n", ""))
+
+
+@dataclass(frozen=True)
+class _Syntax:
+    """How one ChunkHound language is read: its grammar, node table and fragment wrappers."""
+
+    grammar: str
+    labels: Mapping[str, str]
+    wrappers: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def python(self) -> bool:
+        """Python alone labels a function by where it sits (``method`` in a class or an indented fragment)."""
+        return self.grammar == "python"
+
+
+_PYTHON = _Syntax(
+    grammar="python",
+    labels={"function_definition": "function", "class_definition": "class"},
+)
+_JAVASCRIPT_LABELS = {
+    "function_declaration": "function",
+    "generator_function_declaration": "function",
+    "class_declaration": "class",
+    "method_definition": "method",
+}
+_TYPESCRIPT_LABELS = {
+    **_JAVASCRIPT_LABELS,
+    "abstract_class_declaration": "class",
+    "interface_declaration": "interface",
+    "type_alias_declaration": "type",
+    "enum_declaration": "enum",
+}
+_GO = _Syntax(
+    grammar="go",
+    labels={
+        "function_declaration": "function",
+        "method_declaration": "method",
+        # Named on each type_spec / type_alias child (see _names); a group yields one entry per type.
+        "type_declaration": "type",
+    },
+)
+_RUST = _Syntax(
+    grammar="rust",
+    labels={
+        "function_item": "function",
+        "struct_item": "struct",
+        "enum_item": "enum",
+        "impl_item": "impl",
+        "trait_item": "trait",
+    },
+    wrappers=_RUST_WRAPPERS,
+)
+_JAVA = _Syntax(
+    grammar="java",
+    labels={
+        "class_declaration": "class",
+        "interface_declaration": "interface",
+        "method_declaration": "method",
+        "enum_declaration": "enum",
+    },
+    wrappers=_BRACE_CLASS_WRAPPERS,
+)
+
+# Keys are ChunkHound's language names; JSX has no grammar of its own (tree-sitter-javascript parses JSX).
+_SYNTAXES: dict[str, _Syntax] = {
+    "python": _PYTHON,
+    "javascript": _Syntax("javascript", _JAVASCRIPT_LABELS, _BRACE_CLASS_WRAPPERS),
+    "jsx": _Syntax("javascript", _JAVASCRIPT_LABELS, _BRACE_CLASS_WRAPPERS),
+    "typescript": _Syntax("typescript", _TYPESCRIPT_LABELS, _BRACE_CLASS_WRAPPERS),
+    "tsx": _Syntax("tsx", _TYPESCRIPT_LABELS, _BRACE_CLASS_WRAPPERS),
+    "go": _GO,
+    "rust": _RUST,
+    "java": _JAVA,
+}
+
+# Fragments worth a wrapper are single chunks (a few KB); larger broken code is a whole file that a wrapper
+# will not fix, and tree-sitter's error recovery is slow on it (measured: 1.4 s per parse of 200 KB of
+# garbage as TypeScript), so it is parsed once.
+_MAX_RETRY_BYTES = 64 * 1024
+
+# One parser per grammar and thread: a tree-sitter Parser must not be used by two threads at once.
+_local = threading.local()
+
+
+def definitions(code: str, language: str) -> str:
+    """Return the named definitions in ``code`` as ``"class Cache, method get, method put"``.
+
+    Args:
+        code: A hit's code: a whole file, a chunk, or a fragment such as one method cut from its class.
+        language: ChunkHound's language name (``python``, ``typescript``, ``tsx``, ``javascript``, ``jsx``,
+            ``go``, ``rust``, ``java``); any other name returns ``""`` without parsing.
+
+    Returns:
+        ``"{label} {name}"`` entries in source order, duplicates dropped, joined by ``", "``; ``""`` when
+        there are none. The rules for nesting, fragments and syntax errors are in the module docstring.
+    """
+    syntax = _SYNTAXES.get(language.lower())
+    if syntax is None or not code.strip():
+        return ""
+    # "replace" makes any str encodable (lone surrogates); names are sliced from these same bytes, never
+    # from ``code``: tree-sitter offsets count UTF-8 bytes, not characters.
+    source = code.encode("utf-8", "replace")
+    parser = _parser(syntax.grammar)
+    tree = parser.parse(source)
+    found = _extract(tree.root_node, source, syntax, 0, len(source))
+    if not tree.root_node.has_error or len(source) > _MAX_RETRY_BYTES:
+        return _join(found)
+    for prefix, suffix in syntax.wrappers:
+        head = prefix.encode()
+        wrapped = head + source + suffix.encode()
+        retry = parser.parse(wrapped)
+        if retry.root_node.has_error:
+            continue
+        names = _extract(retry.root_node, wrapped, syntax, len(head), len(head) + len(source))
+        if any(name in _STATEMENT_KEYWORDS for _, name in names):
+            continue
+        return _join(names)
+    return _join(found)
+
+
+def _parser(grammar: str) -> Parser:
+    """This thread's parser for ``grammar``, created on first use (10-20 ms; later calls reuse it)."""
+    parsers: dict[str, Parser] | None = getattr(_local, "parsers", None)
+    if parsers is None:
+        parsers = _local.parsers = {}
+    parser = parsers.get(grammar)
+    if parser is None:
+        from tree_sitter_language_pack import get_parser
+
+        parser = parsers[grammar] = get_parser(grammar)
+    return parser
+
+
+def _extract(root: Node, source: bytes, syntax: _Syntax, low: int, high: int) -> list[tuple[str, str]]:
+    """(label, name) of each reportable definition whose name lies in ``source[low:high]``, in source order.
+
+    An explicit stack, not recursion and not a tree-sitter query: trees can be deeper than Python's
+    recursion limit, and a query over ``"(" * 100_000`` took 5 s (tree-sitter 0.26) where this walk takes 5 ms.
+    """
+    found: list[tuple[int, str, str]] = []
+    stack: list[tuple[Node, bool]] = [(root, False)]  # (node, directly or indirectly inside a class)
+    while stack:
+        node, in_class = stack.pop()
+        if node.type in _ANONYMOUS_FUNCTIONS:
+            continue
+        label = syntax.labels.get(node.type)
+        if label is not None:
+            if syntax.python and label == "function" and (in_class or _indented_top_level(node)):
+                label = "method"
+            for owner, name in _names(node):
+                if low <= name.start_byte and name.end_byte <= high and _header_is_clean(owner, name):
+                    text = source[name.start_byte : name.end_byte].decode("utf-8", "replace")
+                    found.append((name.start_byte, label, " ".join(text.split())))
+            if label in _FUNCTION_LABELS:
+                continue  # a body is not entered (module docstring)
+            in_class = in_class or label == "class"
+        stack.extend((child, in_class) for child in reversed(node.named_children))
+    found.sort(key=lambda entry: entry[0])
+    return [(label, name) for _, label, name in found]
+
+
+def _indented_top_level(node: Node) -> bool:
+    """True for an indented Python ``def`` directly in the module, decorated or not (not under ``if``)."""
+    if node.start_point[1] == 0:
+        return False
+    parent = node.parent
+    if parent is not None and parent.type == "decorated_definition":
+        parent = parent.parent
+    return parent is not None and parent.type == "module"
+
+
+def _names(node: Node) -> list[tuple[Node, Node]]:
+    """(owner, name) pairs of a definition: one, none (anonymous or broken), or one per type in a Go group.
+
+    The owner is the node whose header must be clean: the definition, or the Go ``type_spec`` naming one type.
+    """
+    if node.type == "type_declaration":  # Go: type A struct{}; type ( A ...; B ... ); type C = D
+        return [
+            (spec, name)
+            for spec in node.named_children
+            if spec.type in ("type_spec", "type_alias") and (name := spec.child_by_field_name("name")) is not None
+        ]
+    if node.type == "impl_item":  # Rust: the self type, not the trait, with generics and path removed
+        name = node.child_by_field_name("type")
+        while name is not None and name.type in ("generic_type", "reference_type", "scoped_type_identifier"):
+            field = "name" if name.type == "scoped_type_identifier" else "type"
+            name = name.child_by_field_name(field)
+        return [] if name is None else [(node, name)]
+    name = node.child_by_field_name("name")
+    return [] if name is None else [(node, name)]
+
+
+def _header_is_clean(node: Node, name: Node) -> bool:
+    """True when the definition's nodes up to and including its name hold no syntax error."""
+    if name.is_missing or name.start_byte == name.end_byte:
+        return False
+    if not node.has_error:
+        return True
+    for child in node.children:
+        if child.start_byte >= name.end_byte:
+            break
+        if child.is_error or child.is_missing or child.has_error:
+            return False
+    return True
+
+
+def _join(found: list[tuple[str, str]]) -> str:
+    """``"label name"`` entries joined by ``", "``, the first of each kept, statement keywords dropped."""
+    return ", ".join(dict.fromkeys(f"{label} {name}" for label, name in found if name not in _STATEMENT_KEYWORDS))

@@ -1,0 +1,363 @@
+"""The one formatter: search results, status and errors -> ``text`` | ``json`` | ``compact``, within a byte budget.
+
+Only this module knows output field names, rounding, the byte budget and the sentences around results.
+Over budget (measured in UTF-8 bytes of the final answer; JSON as OneTool serialises it, compactly), it
+drops code first (lowest results first, the top result's last, trimming it before dropping it), then
+previews, then the lowest results, and says in a last line what was left out and how to get it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from onetool_code.engine import Ranked
+from onetool_code.report import StatusReport
+from onetool_code.request import Request
+from onetool_code.shaping import Result, shape
+from onetool_code.source import SourceFiles
+
+QUERY_ECHO_CHARS = 80
+BATCH_QUERY_ECHO_CHARS = 40
+
+
+def render_error(message: str, fmt: object) -> str | dict[str, str]:
+    if str(fmt).strip().lower() in {"json", "compact"}:
+        return {"error": message}
+    return f"Error: {message}"
+
+
+@dataclass
+class _View:
+    """What of each result is shown; the budget loop narrows it."""
+
+    results: list[Result]
+    content: list[bool]
+    preview: list[bool]
+    shown: int
+    trimmed_top: int | None = None  # lines of the top result's code kept when it alone is too big
+    left_out: list[str] = field(default_factory=list)
+
+
+def render_search(ranked: Ranked, request: Request, project_root: Path) -> str | list[Any] | dict[str, Any]:
+    results = shape(ranked.hits, request, SourceFiles(project_root))
+    if not results:
+        empty = f"No results found for: {_echo(request)}"
+        return (
+            empty if request.format == "text" else ([] if request.format == "json" else {"results": [], "note": empty})
+        )
+    view = _View(results, [r.content is not None for r in results], [True] * len(results), len(results))
+    answer = _render(view, request, ranked.next_offset)
+    if _size(answer) <= request.max_bytes:
+        return answer
+    return _fit(view, request, ranked.next_offset)
+
+
+def _fit(view: _View, request: Request, next_offset: int | None) -> str | list[Any] | dict[str, Any]:
+    def fits() -> bool:
+        view.left_out = _left_out(view)
+        return _size(_render(view, request, next_offset)) <= request.max_bytes
+
+    for i in reversed(range(1, view.shown)):
+        if view.content[i]:
+            view.content[i] = False
+            if fits():
+                return _render(view, request, next_offset)
+    if view.content[0]:
+        code = view.results[0].content or []
+        low, high = 0, len(code)
+        while low < high:  # the most lines of the top result's code that still fit
+            mid = (low + high + 1) // 2
+            view.trimmed_top = mid
+            if fits():
+                low = mid
+            else:
+                high = mid - 1
+        view.trimmed_top = low
+        if low == 0:
+            view.content[0], view.trimmed_top = False, None
+        if fits():
+            return _render(view, request, next_offset)
+    for i in reversed(range(view.shown)):
+        view.preview[i] = False
+        if fits():
+            return _render(view, request, next_offset)
+    while view.shown > 0:
+        view.shown -= 1
+        if fits():
+            break
+    return _render(view, request, next_offset)
+
+
+def _left_out(view: _View) -> list[str]:
+    parts = []
+    dropped_code = [i + 1 for i in range(view.shown) if view.results[i].content is not None and not view.content[i]]
+    if view.trimmed_top is not None:
+        parts.append("most of the code of result 1")
+    if dropped_code:
+        parts.append(f"the code of {_numbers(dropped_code)}")
+    no_preview = [i + 1 for i in range(view.shown) if not view.preview[i]]
+    if no_preview:
+        parts.append(f"the previews of {_numbers(no_preview)}")
+    if view.shown < len(view.results):
+        parts.append(f"{_numbers(list(range(view.shown + 1, len(view.results) + 1)))}")
+    return parts
+
+
+def _numbers(numbers: list[int]) -> str:
+    if len(numbers) == 1:
+        return f"result {numbers[0]}"
+    contiguous = numbers == list(range(numbers[0], numbers[-1] + 1))
+    return f"results {numbers[0]}-{numbers[-1]}" if contiguous else "results " + ", ".join(map(str, numbers))
+
+
+def _size(answer: str | list[Any] | dict[str, Any]) -> int:
+    if isinstance(answer, str):
+        return len(answer.encode("utf-8"))
+    return len(_dumps(answer).encode("utf-8"))
+
+
+def _dumps(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _echo(request: Request, limit: int = QUERY_ECHO_CHARS) -> str:
+    def cut(text: str, n: int) -> str:
+        text = " ".join(text.split())
+        return text if len(text) <= n else text[: n - 3] + "..."
+
+    if not request.batch:
+        return cut(request.queries[0], limit)
+    return " | ".join(f"{i}) {cut(q, BATCH_QUERY_ECHO_CHARS)}" for i, q in enumerate(request.queries[:5], start=1)) + (
+        f" | ... ({len(request.queries)} queries)" if len(request.queries) > 5 else ""
+    )
+
+
+def _hint(view: _View, request: Request) -> str:
+    return (
+        f"Left out to stay within {request.max_bytes:,} bytes: {', '.join(view.left_out)}. "
+        f'For more: a smaller limit, content="always" with limit=1, expand=N, or max_bytes={request.max_bytes * 2}.'
+    )
+
+
+def _content_of(view: _View, i: int) -> tuple[list[str], bool]:
+    """The code lines shown for result ``i`` and whether they stop short of the whole."""
+    result = view.results[i]
+    lines = result.content or []
+    if i == 0 and view.trimmed_top is not None:
+        return lines[: view.trimmed_top], True
+    return lines, result.content_truncated
+
+
+def _render(view: _View, request: Request, next_offset: int | None) -> str | list[Any] | dict[str, Any]:
+    if request.format == "text":
+        return _text(view, request, next_offset)
+    items = [_item(view, i, request) for i in range(view.shown)]
+    if request.format == "json":
+        return items
+    answer: dict[str, Any] = {"query": _echo(request), "count": view.shown, "results": items}
+    if next_offset is not None:
+        answer["next_offset"] = next_offset
+    if view.left_out:
+        answer["left_out"] = _hint(view, request)
+    return answer
+
+
+_JSON_KEYS = {
+    "json": {
+        "file_path": "file_path",
+        "language": "language",
+        "start_line": "start_line",
+        "end_line": "end_line",
+        "chunk_type": "chunk_type",
+        "name": "name",
+        "definitions": "definitions",
+        "preview": "preview",
+        "match_lines": "match_lines",
+        "score": "score",
+        "file_result_count": "file_result_count",
+        "content": "content",
+        "content_truncated": "content_truncated",
+        "content_lines": "content_lines",
+        "content_start_line": "content_start_line",
+        "note": "note",
+        "queries": "queries",
+    },
+    # The efficiency RFC's short keys: field names repeated on every result are a real share of the bytes.
+    "compact": {
+        "file_path": "loc",
+        "language": "lang",
+        "chunk_type": "t",
+        "name": "n",
+        "definitions": "d",
+        "preview": "p",
+        "match_lines": "m",
+        "score": "s",
+        "file_result_count": "fc",
+        "content": "c",
+        "content_truncated": "ct",
+        "content_lines": "cl",
+        "content_start_line": "cs",
+        "note": "note",
+        "queries": "q",
+    },
+}
+
+
+def _item(view: _View, i: int, request: Request) -> dict[str, Any]:
+    r = view.results[i]
+    keys = _JSON_KEYS[request.format]
+    out: dict[str, Any] = {}
+    if request.format == "compact":
+        out[keys["file_path"]] = f"{r.file_path}:{r.start_line}-{r.end_line}"
+    else:
+        out.update(file_path=r.file_path, start_line=r.start_line, end_line=r.end_line)
+    out[keys["language"]] = r.language
+    out[keys["chunk_type"]] = r.chunk_type
+    out[keys["name"]] = r.name
+    out[keys["definitions"]] = r.definitions
+    if view.preview[i]:
+        out[keys["preview"]] = r.preview_text
+    if r.match_lines:
+        out[keys["match_lines"]] = r.match_lines
+    out[keys["score"]] = round(r.score, 3 if request.format == "json" else 2)
+    if r.file_result_count > 1:
+        out[keys["file_result_count"]] = r.file_result_count
+    if view.content[i]:
+        lines, truncated = _content_of(view, i)
+        out[keys["content"]] = "\n".join(lines)
+        out[keys["content_truncated"]] = truncated
+        out[keys["content_lines"]] = r.content_lines
+        if r.content_start != r.start_line or len(r.content or []) != r.end_line - r.start_line + 1:
+            out[keys["content_start_line"]] = r.content_start
+    if r.note:
+        out[keys["note"]] = r.note
+    if request.batch:
+        out[keys["queries"]] = list(r.queries)
+    return out
+
+
+def _text(view: _View, request: Request, next_offset: int | None) -> str:
+    total = len(view.results)
+    noun = "result" if total == 1 else "results"
+    if request.batch:
+        out = [f"Found {total} {noun} for {len(request.queries)} queries: {_echo(request)}"]
+    else:
+        out = [f"Found {total} {noun} for: {_echo(request)}"]
+    for i in range(view.shown):
+        out.extend(_text_result(view, i, request))
+    if next_offset is not None and view.shown == total:
+        out.append(f"More results: offset={next_offset}")
+    if view.left_out:
+        out.append(_hint(view, request))
+    return "\n".join(out)
+
+
+def _text_result(view: _View, i: int, request: Request) -> list[str]:
+    r = view.results[i]
+    what = " ".join(part for part in (r.chunk_type, r.name) if part)
+    extras = [r.language, f"{r.score:.2f}"]
+    if r.file_result_count > 1:
+        extras.append(f"{r.file_result_count} results in file")
+    if request.batch:
+        extras.append("q" + ",".join(map(str, r.queries)))
+    lines = [f"{i + 1}. {r.file_path}:{r.start_line}-{r.end_line}  {what}  ({', '.join(extras)})"]
+    if r.definitions:
+        lines.append(f"   defines: {r.definitions}")
+    if view.content[i]:
+        code, truncated = _content_of(view, i)
+        if r.match_lines:
+            lines.append(f"   matches: {', '.join(map(str, r.match_lines))}")
+        if r.content_start != r.start_line or r.content_end != r.end_line:
+            lines.append(f"   code of lines {r.content_start}-{r.content_start + r.content_lines - 1}:")
+        lines.append(f"```{r.language}")
+        lines.extend(code)
+        lines.append("```")
+        if truncated:
+            shown_end = r.content_start + len(code) - 1
+            rest_end = r.content_start + r.content_lines - 1
+            lines.append(f"   ... {rest_end - shown_end} more lines: read {r.file_path}:{shown_end + 1}-{rest_end}")
+    else:
+        if view.preview[i]:
+            for index in r.preview:
+                text = r.lines[index].strip()
+                lines.append(f"   {r.start_line + index}: {text[:160]}{'...' if len(text) > 160 else ''}")
+        previewed = {r.start_line + index for index in r.preview} if view.preview[i] else set()
+        rest = [n for n in r.match_lines if n not in previewed]
+        if rest:
+            lines.append(f"   matches: {', '.join(map(str, rest))}")
+    if r.note:
+        lines.append(f"   note: {r.note}")
+    return lines
+
+
+def render_status(report: StatusReport, fmt: str) -> str | dict[str, Any]:
+    if fmt != "text":
+        return _status_data(report)
+    lines = [
+        f"Project: {report.project_root}",
+        f"Index: {report.db_path} ({_bytes(report.size_bytes)}, updated {_age(report.age_seconds)} ago)",
+    ]
+    if report.locked_by:
+        lines.append(f"In use: yes, {report.locked_by}")
+        return "\n".join(lines)
+    lines.append(f"Files: {report.files:,}, chunks: {report.chunks:,}")
+    if report.embedding_sets:
+        lines.append("Embeddings: " + "; ".join(s.describe() for s in report.embedding_sets))
+    else:
+        lines.append('Embeddings: none (lexical search only: mode="lexical")')
+    wanted = f"{report.provider}/{report.model}"
+    lines.append(
+        f"Configured model: {wanted} ({'present' if report.model_present else 'NOT in this index: semantic search will fail'})"
+    )
+    if report.languages:
+        lines.append(
+            "Languages: "
+            + ", ".join(f"{lang} {files} files/{chunks} chunks" for lang, files, chunks in report.languages)
+        )
+    lines.append("In use by ChunkHound: no")
+    lines.extend(f"Note: {note}" for note in report.notes)
+    return "\n".join(lines)
+
+
+def _status_data(report: StatusReport) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "project": str(report.project_root),
+        "index": str(report.db_path),
+        "size_bytes": report.size_bytes,
+        "age_seconds": round(report.age_seconds),
+        "in_use": report.locked_by,
+    }
+    if report.locked_by is None:
+        data.update(
+            files=report.files,
+            chunks=report.chunks,
+            embeddings=[
+                {"provider": s.provider, "model": s.model, "dims": s.dims, "count": s.count}
+                for s in report.embedding_sets
+            ],
+            configured_model=f"{report.provider}/{report.model}",
+            configured_model_present=report.model_present,
+            languages={lang: {"files": files, "chunks": chunks} for lang, files, chunks in report.languages},
+            notes=list(report.notes),
+        )
+    return data
+
+
+def _bytes(size: int) -> str:
+    value = float(size)
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{int(value)} bytes" if unit == "bytes" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{size} bytes"
+
+
+def _age(seconds: float) -> str:
+    for unit, span in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds >= span:
+            n = int(seconds // span)
+            return f"{n} {unit}{'s' if n != 1 else ''}"
+    return f"{int(seconds)} seconds"

@@ -1,0 +1,196 @@
+"""Read-only access to a ChunkHound index: open late, run ``schema``'s SQL, close before returning.
+
+The trap: any open connection, even read-only, locks ChunkHound out of its own index (and a writer locks
+us out). So a connection lives for one call, never in a cache, and DuckDB errors become ours here.
+Extension autoloading is off: an HNSW index in the file must never make DuckDB try to download vss.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from onetool_code import schema
+from onetool_code.errors import IndexLockedError, IndexUnreadableError, NotIndexedError
+from onetool_code.hits import Hit
+
+if TYPE_CHECKING:
+    import duckdb
+    import numpy as np
+
+_LOCK = re.compile(r"Conflicting lock is held in (?P<exe>.*?) \(PID (?P<pid>\d+)\)")
+
+
+@dataclass(frozen=True)
+class EmbeddingSet:
+    """The vectors one provider/model left in the index."""
+
+    provider: str
+    model: str
+    dims: int
+    count: int
+
+    def describe(self) -> str:
+        return f"{self.provider}/{self.model}, {self.dims} dims ({self.count:,} chunks)"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What the file holds: ChunkHound's tables (checked) and its embedding sets."""
+
+    db_path: Path
+    embedding_sets: tuple[EmbeddingSet, ...]
+
+
+def not_indexed(project_root: Path, db_path: Path) -> NotIndexedError:
+    return NotIndexedError(
+        f"Project not indexed. Run: chunkhound index {project_root}\n"
+        f"Expected database at: {db_path}\n"
+        f"(or build a compatible index with: python -m onetool_code index {project_root})"
+    )
+
+
+def locked(db_path: Path, pid: str, exe: str = "") -> IndexLockedError:
+    holder = f" ({Path(exe).name}, PID {pid})" if exe else f" (PID {pid})"
+    return IndexLockedError(
+        f"the index is in use by ChunkHound{holder}: it holds {db_path} read-write right now. "
+        "Retry when it has finished (indexing usually takes seconds to minutes), or run its MCP server "
+        "with `chunkhound mcp --read-only` so that readers can share the index."
+    )
+
+
+@contextmanager
+def connect(project_root: Path, db_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-only connection for the duration of the block; closed on every path out."""
+    import duckdb
+
+    if not db_path.exists():
+        raise not_indexed(project_root, db_path)
+    if db_path.is_dir():
+        raise IndexUnreadableError(
+            f"{db_path} is a directory, not an index file (expected {schema.DB_FILE_NAME} inside it?)"
+        )
+    try:
+        con = duckdb.connect(
+            str(db_path),
+            read_only=True,
+            config={"autoinstall_known_extensions": False, "autoload_known_extensions": False},
+        )
+    except duckdb.Error as exc:
+        raise _translate(db_path, exc) from exc
+    try:
+        yield con
+    except duckdb.Error as exc:
+        raise _translate(db_path, exc) from exc
+    finally:
+        con.close()
+
+
+def _translate(db_path: Path, exc: Exception) -> Exception:
+    text = str(exc)
+    match = _LOCK.search(text)
+    if match:
+        return locked(db_path, match.group("pid"), match.group("exe"))
+    if "not a valid DuckDB database" in text or "Could not read" in text or "corrupt" in text.lower():
+        return IndexUnreadableError(f"{db_path} is not a readable DuckDB index file: {text.splitlines()[0][:200]}")
+    return IndexUnreadableError(
+        f"Cannot read the index {db_path}: {text.splitlines()[0][:300] if text else type(exc).__name__}"
+    )
+
+
+def layout(con: duckdb.DuckDBPyConnection, db_path: Path) -> Layout:
+    """Check that the file has ChunkHound's tables and columns; list its embedding sets."""
+    columns: dict[str, set[str]] = {}
+    for table, column in con.execute(schema.TABLE_COLUMNS_SQL).fetchall():
+        columns.setdefault(table, set()).add(column)
+    for table, required in schema.REQUIRED_COLUMNS.items():
+        if table not in columns:
+            raise IndexUnreadableError(f"{db_path} is not a ChunkHound index: it has no '{table}' table.")
+        missing = sorted(required - columns[table])
+        if missing:
+            raise IndexUnreadableError(
+                f"{db_path} is not a ChunkHound index: table '{table}' lacks column(s) {', '.join(missing)}."
+            )
+    sets: list[EmbeddingSet] = []
+    for dims in schema.embedding_dims(columns):
+        table = schema.embedding_table(dims)
+        missing = sorted(schema.EMBEDDING_COLUMNS - columns[table])
+        if missing:
+            raise IndexUnreadableError(
+                f"{db_path} is not a ChunkHound index: table '{table}' lacks column(s) {', '.join(missing)}."
+            )
+        for provider, model, count in con.execute(schema.MODELS_SQL.format(table=table)).fetchall():
+            sets.append(EmbeddingSet(provider, model, dims, count))
+    return Layout(db_path, tuple(sets))
+
+
+def language_counts(con: duckdb.DuckDBPyConnection) -> list[tuple[str, int, int]]:
+    """(language, files, chunks) for every language in the index, most chunks first."""
+    return [
+        (str(lang), int(files), int(chunks))
+        for lang, files, chunks in con.execute(schema.LANGUAGE_COUNTS_SQL).fetchall()
+    ]
+
+
+def totals(con: duckdb.DuckDBPyConnection) -> tuple[int, int]:
+    """(files, chunks)."""
+    files = con.execute(schema.FILE_COUNT_SQL).fetchone()
+    chunks = con.execute(schema.CHUNK_COUNT_SQL).fetchone()
+    return int(files[0] if files else 0), int(chunks[0] if chunks else 0)
+
+
+def semantic(
+    con: duckdb.DuckDBPyConnection,
+    embedding_set: EmbeddingSet,
+    vectors: np.ndarray,
+    filters: schema.Filters,
+    limit: int,
+    offset: int,
+) -> list[list[Hit]]:
+    """One ranked list per query vector, by ChunkHound's own SQL."""
+    sql, filter_params = schema.semantic_sql(embedding_set.dims, filters)
+    results = []
+    for vector in vectors:
+        params = [vector.tolist(), embedding_set.provider, embedding_set.model, *filter_params, limit, offset]
+        results.append([_hit(row) for row in con.execute(sql, params).fetchall()])
+    return results
+
+
+def lexical(
+    con: duckdb.DuckDBPyConnection, tokens: Sequence[str], filters: schema.Filters, limit: int, offset: int
+) -> list[Hit]:
+    sql, params = schema.lexical_sql(tokens, filters)
+    return [_hit(row) for row in con.execute(sql, [*params, limit, offset]).fetchall()]
+
+
+def chunks_by_id(con: duckdb.DuckDBPyConnection, ids: Sequence[int]) -> dict[int, tuple[Any, ...]]:
+    """Rows (in HIT_COLUMNS order, without a score) of the given chunk ids."""
+    if not ids:
+        return {}
+    sql = schema.CHUNKS_BY_ID_SQL.format(placeholders=", ".join("?" for _ in ids))
+    return {int(row[0]): row for row in con.execute(sql, list(ids)).fetchall()}
+
+
+def _hit(row: Sequence[Any], score: float | None = None) -> Hit:
+    chunk_id, symbol, code, chunk_type, start, end, path, language = row[:8]
+    value = row[8] if score is None else score
+    return Hit(
+        chunk_id=int(chunk_id),
+        file_path=str(path),
+        language=str(language or "unknown"),
+        chunk_type=str(chunk_type or "unknown"),
+        symbol=str(symbol or ""),
+        code=str(code or ""),
+        start_line=int(start or 1),
+        end_line=int(end or start or 1),
+        score=float(value if value is not None else 0.0),
+    )
+
+
+def hit_from_row(row: Sequence[Any], score: float) -> Hit:
+    """A hit from a ``chunks_by_id`` row and a score computed elsewhere (the vector cache)."""
+    return _hit(row, score)

@@ -1,0 +1,81 @@
+"""What ``status`` knows about an index: where, how big, how old, what it holds, and whether it is in use."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from onetool_code import index, schema
+from onetool_code.errors import IndexLockedError
+from onetool_code.settings import Settings
+
+
+@dataclass(frozen=True)
+class StatusReport:
+    project_root: Path
+    db_path: Path
+    size_bytes: int
+    age_seconds: float
+    provider: str
+    model: str
+    locked_by: str | None = None
+    indexed_root: str | None = None
+    files: int = 0
+    chunks: int = 0
+    embedding_sets: tuple[index.EmbeddingSet, ...] = ()
+    languages: tuple[tuple[str, int, int], ...] = ()
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def model_present(self) -> bool:
+        return any((s.provider, s.model) == (self.provider, self.model) for s in self.embedding_sets)
+
+
+def gather(settings: Settings) -> StatusReport:
+    """Read everything in one short read-only connection. A lock held by ChunkHound is reported, not raised:
+    "ChunkHound is indexing right now" is exactly what a status call is for."""
+    db = settings.db_path
+    if not db.exists():
+        raise index.not_indexed(settings.project_root, db)
+    stat = db.stat()
+    base = {
+        "project_root": settings.project_root,
+        "db_path": db,
+        "size_bytes": stat.st_size,
+        "age_seconds": max(0.0, time.time() - stat.st_mtime),
+        "provider": settings.provider,
+        "model": settings.model,
+        "indexed_root": _indexed_root(db),
+    }
+    try:
+        with index.connect(settings.project_root, db) as con:
+            layout = index.layout(con, db)
+            files, chunks = index.totals(con)
+            languages = index.language_counts(con)
+    except IndexLockedError as exc:
+        return StatusReport(**base, locked_by=str(exc))
+    notes = []
+    root = base["indexed_root"]
+    if root and Path(str(root)).resolve() != settings.project_root:
+        notes.append(f"the index says it was built for {root}, not {settings.project_root}")
+    return StatusReport(
+        **base,
+        files=files,
+        chunks=chunks,
+        embedding_sets=layout.embedding_sets,
+        languages=tuple(languages),
+        notes=tuple(notes),
+    )
+
+
+def _indexed_root(db: Path) -> str | None:
+    """The root ChunkHound recorded in its sidecar; a missing or unreadable sidecar is simply unknown."""
+    sidecar = db.with_name(db.name + schema.ROOT_SIDECAR_SUFFIX)
+    try:
+        data = json.loads(sidecar.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    value = data.get("indexed_root_path") if isinstance(data, dict) else None
+    return str(value) if value else None

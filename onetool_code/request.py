@@ -1,0 +1,167 @@
+"""Turn the caller's raw arguments into one validated ``Request``; every message says what is accepted.
+
+Agents pass strings where numbers are expected (``limit="5"``), so numeric strings are accepted; anything
+else that is off is a ``BadInputError`` naming the parameter, the value and the valid range or choices.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from onetool_code import schema
+from onetool_code.errors import BadInputError
+
+MAX_QUERY_CHARS = 2000
+MAX_BATCH_QUERIES = 20
+MAX_LIMIT = 100
+MAX_EXPAND = 200
+MAX_OFFSET = 100_000
+MIN_MAX_BYTES = 200
+MAX_MAX_BYTES = 1_000_000
+MODES = ("semantic", "lexical")
+CONTENT = ("auto", "always", "never")
+FORMATS = ("text", "json", "compact")
+
+
+@dataclass(frozen=True)
+class Request:
+    queries: tuple[str, ...]
+    batch: bool
+    limit: int
+    offset: int
+    filters: schema.Filters
+    expand: int | None
+    mode: str
+    content: str
+    format: str
+    max_bytes: int
+
+
+def parse(
+    *,
+    queries: Sequence[str] | str | None,
+    batch: bool,
+    limit: object,
+    offset: object,
+    language: object,
+    chunk_type: object,
+    include: object,
+    exclude: object,
+    expand: object,
+    mode: object,
+    content: object,
+    format: object,
+    max_bytes: object,
+    default_limit: int,
+    default_max_bytes: int,
+) -> Request:
+    return Request(
+        queries=_batch_queries(queries) if batch else (_query(queries),),
+        batch=batch,
+        limit=default_limit if limit is None else _number("limit", limit, 1, MAX_LIMIT),
+        offset=0 if offset is None else _number("offset", offset, 0, MAX_OFFSET),
+        filters=schema.Filters(
+            languages=languages(language),
+            chunk_types=chunk_types(chunk_type),
+            include=_needles("include", include),
+            exclude=_needles("exclude", exclude),
+        ),
+        expand=None if expand is None else _number("expand", expand, 0, MAX_EXPAND),
+        mode=choice("mode", mode, MODES),
+        content=choice("content", content, CONTENT),
+        format=output_format(format),
+        max_bytes=default_max_bytes
+        if max_bytes is None
+        else _number("max_bytes", max_bytes, MIN_MAX_BYTES, MAX_MAX_BYTES),
+    )
+
+
+def output_format(value: object) -> str:
+    return choice("format", value, FORMATS)
+
+
+def _query(value: object) -> str:
+    if not isinstance(value, str):
+        raise BadInputError(f"query must be text, got {type(value).__name__}")
+    text = value.strip()
+    if not text:
+        raise BadInputError('query is empty: say what code you are looking for, e.g. query="parse config file"')
+    if len(text) > MAX_QUERY_CHARS:
+        raise BadInputError(f"query is {len(text):,} characters long; at most {MAX_QUERY_CHARS:,} are accepted")
+    return text
+
+
+def _batch_queries(value: object) -> tuple[str, ...]:
+    if isinstance(value, str):
+        parts = value.split("|")
+    elif isinstance(value, (list, tuple)):
+        parts = list(value)
+    else:
+        raise BadInputError(f"queries must be a |-separated string or a list of strings, got {type(value).__name__}")
+    texts = [p for p in parts if not (isinstance(p, str) and not p.strip())]
+    if not texts:
+        raise BadInputError('queries is empty: give one or more queries, e.g. queries="auth logic|token refresh"')
+    if len(texts) > MAX_BATCH_QUERIES:
+        raise BadInputError(f"{len(texts)} queries given; at most {MAX_BATCH_QUERIES} per batch")
+    return tuple(_query(t) for t in texts)
+
+
+def _number(name: str, value: object, low: int, high: int) -> int:
+    if isinstance(value, bool):
+        number = None
+    elif isinstance(value, int):
+        number = value
+    elif isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        number = int(value.strip())
+    else:
+        number = None
+    if number is None or not low <= number <= high:
+        raise BadInputError(f"{name} must be a whole number from {low} to {high:,}, got {value!r}")
+    return number
+
+
+def choice(name: str, value: object, valid: Sequence[str]) -> str:
+    if value is None:
+        return valid[0]
+    text = str(value).strip().lower()
+    if text not in valid:
+        raise BadInputError(f"{name} must be one of {', '.join(valid)}; got {value!r}")
+    return text
+
+
+def _split(name: str, value: object) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        value = "|".join(str(v) for v in value)
+    if not isinstance(value, str):
+        raise BadInputError(f"{name} must be a |-separated string, got {type(value).__name__}")
+    return [part.strip() for part in value.split("|") if part.strip()]
+
+
+def languages(value: object) -> tuple[str, ...]:
+    """Canonical ChunkHound language names; aliases (py, ts, golang, c#...) accepted, case-insensitive."""
+    out: list[str] = []
+    for part in _split("language", value):
+        name = schema.LANGUAGE_ALIASES.get(part.lower(), part.lower())
+        if name not in schema.LANGUAGES:
+            raise BadInputError(f"unknown language {part!r}; ChunkHound's languages are: {', '.join(schema.LANGUAGES)}")
+        if name not in out:
+            out.append(name)
+    return tuple(out)
+
+
+def chunk_types(value: object) -> tuple[str, ...]:
+    out: list[str] = []
+    for part in _split("chunk_type", value):
+        name = part.lower()
+        if name not in schema.CHUNK_TYPES:
+            raise BadInputError(f"unknown chunk_type {part!r}; valid chunk types: {', '.join(schema.CHUNK_TYPES)}")
+        if name not in out:
+            out.append(name)
+    return tuple(out)
+
+
+def _needles(name: str, value: object) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(part.lower() for part in _split(name, value)))

@@ -1,0 +1,223 @@
+"""Everything about ChunkHound's DuckDB file: table and column names, DDL, vocabularies and the SQL we run.
+
+This is the only module that knows the schema (measured on ChunkHound 6.1.0). ``index.py`` runs these
+statements read-only; the indexer creates tables from the same DDL. Values always travel as parameters.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+DB_FILE_NAME = "chunks.db"
+ROOT_SIDECAR_SUFFIX = ".root.json"
+EMBEDDING_SIDECAR_SUFFIX = ".embedding.json"
+
+EMBEDDING_TABLE = re.compile(r"^embeddings_(\d+)$")
+
+REQUIRED_COLUMNS: dict[str, frozenset[str]] = {
+    "files": frozenset({"id", "path", "language"}),
+    "chunks": frozenset({"id", "file_id", "chunk_type", "symbol", "code", "start_line", "end_line"}),
+}
+EMBEDDING_COLUMNS = frozenset({"chunk_id", "provider", "model", "embedding"})
+
+CHUNK_TYPES: tuple[str, ...] = (
+    "function", "method", "class", "interface", "struct", "enum", "namespace", "constructor", "property",
+    "field", "type_alias", "closure", "trait", "script", "object", "companion_object", "data_class",
+    "extension_function", "program", "function_block", "action", "variable", "type", "macro", "comment",
+    "docstring", "header_1", "header_2", "header_3", "header_4", "header_5", "header_6", "paragraph",
+    "code_block", "table", "key_value", "array", "import", "embedded_sql", "block", "unknown",
+)  # fmt: skip
+
+LANGUAGES: tuple[str, ...] = (
+    "python", "java", "csharp", "typescript", "javascript", "tsx", "jsx", "groovy", "kotlin", "go",
+    "haskell", "rust", "zig", "bash", "makefile", "c", "cpp", "metal", "matlab", "hcl", "objc", "php", "vue",
+    "svelte", "sql", "swift", "dart", "elixir", "lua", "powershell", "twincat", "html", "css", "scss", "jinja",
+    "markdown", "json", "yaml", "toml", "text", "pdf", "unknown", "git_diff",
+)  # fmt: skip
+
+LANGUAGE_ALIASES: dict[str, str] = {
+    "py": "python", "python3": "python", "ts": "typescript", "js": "javascript", "node": "javascript",
+    "rs": "rust", "golang": "go", "c#": "csharp", "cs": "csharp", "c++": "cpp", "cxx": "cpp", "kt": "kotlin",
+    "md": "markdown", "sh": "bash", "shell": "bash", "yml": "yaml", "rb": "ruby", "objective-c": "objc",
+    "make": "makefile", "txt": "text", "hs": "haskell", "ps1": "powershell", "tf": "hcl",
+}  # fmt: skip
+
+# ChunkHound's DDL, statement by statement, as it creates a fresh index.
+SCHEMA_DDL: tuple[str, ...] = (
+    "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, "
+    "applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, description TEXT)",
+    "CREATE SEQUENCE IF NOT EXISTS files_id_seq",
+    "CREATE SEQUENCE IF NOT EXISTS chunks_id_seq",
+    "CREATE SEQUENCE IF NOT EXISTS embeddings_id_seq",
+    """CREATE TABLE IF NOT EXISTS files (
+        id INTEGER PRIMARY KEY DEFAULT nextval('files_id_seq'),
+        path TEXT UNIQUE NOT NULL,
+        name TEXT NOT NULL,
+        extension TEXT,
+        size INTEGER,
+        modified_time TIMESTAMP,
+        content_hash TEXT,
+        language TEXT,
+        skip_reason TEXT,
+        created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
+        updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP
+    )""",
+    """CREATE TABLE IF NOT EXISTS chunks (
+        id INTEGER PRIMARY KEY DEFAULT nextval('chunks_id_seq'),
+        file_id INTEGER REFERENCES files(id),
+        chunk_type TEXT NOT NULL,
+        symbol TEXT,
+        code TEXT NOT NULL,
+        start_line INTEGER,
+        end_line INTEGER,
+        start_byte INTEGER,
+        end_byte INTEGER,
+        language TEXT,
+        metadata TEXT,
+        created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
+        updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP
+    )""",
+    "CREATE INDEX IF NOT EXISTS idx_files_path ON files(path)",
+    "CREATE INDEX IF NOT EXISTS idx_files_language ON files(language)",
+    "CREATE INDEX IF NOT EXISTS idx_chunks_file_id ON chunks(file_id)",
+    "CREATE INDEX IF NOT EXISTS idx_chunks_type ON chunks(chunk_type)",
+    "CREATE INDEX IF NOT EXISTS idx_chunks_symbol ON chunks(symbol)",
+)
+SCHEMA_VERSION_ROW = (1, "Initial schema")
+
+
+def embedding_table(dims: int) -> str:
+    return f"embeddings_{int(dims)}"
+
+
+def embedding_ddl(dims: int) -> tuple[str, ...]:
+    """DDL of one ``embeddings_<dims>`` table and its plain indexes (the HNSW one needs vss: see the indexer)."""
+    t = embedding_table(dims)
+    return (
+        f"""CREATE TABLE IF NOT EXISTS {t} (
+        id INTEGER PRIMARY KEY DEFAULT nextval('embeddings_id_seq'),
+        chunk_id INTEGER NOT NULL,
+        provider TEXT NOT NULL,
+        model TEXT NOT NULL,
+        embedding FLOAT[{int(dims)}],
+        dims INTEGER NOT NULL DEFAULT {int(dims)},
+        created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP
+    )""",
+        f"CREATE INDEX IF NOT EXISTS idx_{t}_chunk_id ON {t}(chunk_id)",
+        f"CREATE INDEX IF NOT EXISTS idx_{int(dims)}_provider_model ON {t}(provider, model)",
+        f"CREATE UNIQUE INDEX IF NOT EXISTS idx_{int(dims)}_chunk_provider_model_unique "
+        f"ON {t}(chunk_id, provider, model)",
+    )
+
+
+def hnsw_ddl(dims: int) -> str:
+    t = embedding_table(dims)
+    return f"CREATE INDEX IF NOT EXISTS idx_hnsw_{int(dims)} ON {t} USING HNSW (embedding) WITH (metric = 'cosine')"
+
+
+def embedding_dims(table_names: Iterable[str]) -> list[int]:
+    """The vector sizes of the ``embeddings_<digits>`` tables among ``table_names``, ascending."""
+    return sorted(int(m.group(1)) for name in table_names if (m := EMBEDDING_TABLE.match(name)))
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Validated filters; each tuple empty when not given. Path needles are lowercase."""
+
+    languages: tuple[str, ...] = ()
+    chunk_types: tuple[str, ...] = ()
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+
+
+def filter_sql(filters: Filters) -> tuple[str, list[object]]:
+    """``AND ...`` conditions over ``f`` (files) and ``c`` (chunks), and their parameters.
+
+    Path filters use ``contains(lower(path), ?)``: a plain substring test, so ``%``, ``_`` and quotes in a
+    pattern are literal characters with no escaping to get wrong.
+    """
+    parts: list[str] = []
+    params: list[object] = []
+    if filters.languages:
+        parts.append(f"f.language IN ({', '.join('?' for _ in filters.languages)})")
+        params.extend(filters.languages)
+    if filters.chunk_types:
+        parts.append(f"c.chunk_type IN ({', '.join('?' for _ in filters.chunk_types)})")
+        params.extend(filters.chunk_types)
+    if filters.include:
+        parts.append("(" + " OR ".join("contains(lower(f.path), ?)" for _ in filters.include) + ")")
+        params.extend(filters.include)
+    for needle in filters.exclude:
+        parts.append("NOT contains(lower(f.path), ?)")
+        params.append(needle)
+    return "".join(f" AND {p}" for p in parts), params
+
+
+HIT_COLUMNS = "c.id, c.symbol, c.code, c.chunk_type, c.start_line, c.end_line, f.path, f.language"
+# ChunkHound leaves ties unordered; we break them by path, then start line, so pages are stable.
+TIE_BREAK = "f.path, c.start_line, c.id"
+
+
+def semantic_sql(dims: int, filters: Filters) -> tuple[str, list[object]]:
+    """ChunkHound's exact semantic query (brute-force cosine, no vss) plus our filters and tie-breakers.
+
+    Parameters, in order: the query vector, provider, model, the filter values, then LIMIT and OFFSET.
+    """
+    where, params = filter_sql(filters)
+    t = embedding_table(dims)
+    sql = (
+        f"SELECT {HIT_COLUMNS}, array_cosine_similarity(e.embedding, ?::FLOAT[{int(dims)}]) AS similarity "
+        f"FROM {t} e JOIN chunks c ON e.chunk_id = c.id JOIN files f ON c.file_id = f.id "
+        f"WHERE e.provider = ? AND e.model = ?{where} "
+        f"ORDER BY similarity DESC, {TIE_BREAK} LIMIT ? OFFSET ?"
+    )
+    return sql, params
+
+
+def lexical_sql(tokens: Sequence[str], filters: Filters) -> tuple[str, list[object]]:
+    """BM25 over chunk code (plus a bonus for the symbol and the path), computed inside DuckDB.
+
+    A token's term frequency is its count of case-insensitive occurrences in the chunk, so identifiers
+    match inside longer names (``config`` in ``load_config``), as the match-line rules do.
+    Parameters, in order: each token (for the counts), the filter values, LIMIT and OFFSET.
+    """
+    where, filter_params = filter_sql(filters)
+    counts = ", ".join(f"(length(lc) - length(replace(lc, ?, ''))) // {len(t)} AS tf{i}" for i, t in enumerate(tokens))
+    k1, b = 1.2, 0.75
+    terms = []
+    for i in range(len(tokens)):
+        idf = f"ln(1 + (n - df{i} + 0.5) / (df{i} + 0.5))"
+        tf_part = f"tf{i} * {k1 + 1} / (tf{i} + {k1} * ({1 - b} + {b} * len / avglen))"
+        bonus = (
+            f"(CASE WHEN contains(ls, tok{i}) THEN 1.0 ELSE 0 END + CASE WHEN contains(lp, tok{i}) THEN 0.5 ELSE 0 END)"
+        )
+        terms.append(f"{idf} * ({tf_part} + {bonus})")
+    df_cols = ", ".join(f"count(*) FILTER (WHERE tf{i} > 0) OVER () AS df{i}" for i in range(len(tokens)))
+    tok_cols = ", ".join(f"?::TEXT AS tok{i}" for i in range(len(tokens)))
+    any_match = " OR ".join(f"tf{i} > 0" for i in range(len(tokens)))
+    sql = (
+        f"WITH base AS (SELECT {HIT_COLUMNS}, lower(c.code) AS lc, lower(coalesce(c.symbol, '')) AS ls, "
+        f"lower(f.path) AS lp, length(c.code) AS len "
+        f"FROM chunks c JOIN files f ON c.file_id = f.id WHERE TRUE{where}), "
+        f"counted AS (SELECT *, {counts}, {tok_cols} FROM base), "
+        f"stats AS (SELECT *, count(*) OVER () AS n, avg(len) OVER () AS avglen, {df_cols} FROM counted) "
+        f"SELECT id, symbol, code, chunk_type, start_line, end_line, path, language, "
+        f"{' + '.join(terms)} AS similarity FROM stats WHERE {any_match} "
+        f"ORDER BY similarity DESC, path, start_line, id LIMIT ? OFFSET ?"
+    )
+    return sql, [*filter_params, *tokens, *tokens]
+
+
+MODELS_SQL = "SELECT provider, model, count(*) FROM {table} GROUP BY provider, model ORDER BY provider, model"
+LANGUAGE_COUNTS_SQL = (
+    "SELECT coalesce(f.language, 'unknown'), count(DISTINCT f.id), count(c.id) "
+    "FROM files f LEFT JOIN chunks c ON c.file_id = f.id GROUP BY 1 ORDER BY 3 DESC, 1"
+)
+FILE_COUNT_SQL = "SELECT count(*) FROM files"
+CHUNK_COUNT_SQL = "SELECT count(*) FROM chunks"
+TABLE_COLUMNS_SQL = "SELECT table_name, column_name FROM duckdb_columns() WHERE schema_name = 'main' AND database_name = current_database()"
+CHUNKS_BY_ID_SQL = (
+    f"SELECT {HIT_COLUMNS} FROM chunks c JOIN files f ON c.file_id = f.id WHERE c.id IN ({{placeholders}})"
+)

@@ -1,0 +1,176 @@
+"""From ranked hits to the results an agent reads: merge, trim, name, match, and decide on content.
+
+Order (PRODUCT.md §2): ranked and de-duplicated hits arrive; hits of one file whose line ranges overlap, nest
+or touch (a gap of at most one line) merge, because ChunkHound stores a class and the methods inside it as
+separate chunks; blank edge lines are trimmed; then content is included by the number of results left.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from onetool_code import matching
+from onetool_code.definitions import definitions
+from onetool_code.hits import Hit
+from onetool_code.request import Request
+from onetool_code.source import SourceFiles
+
+CONTENT_LINE_CAP = 150
+_PART_SUFFIX = re.compile(r"(?:_part\d+)+$")
+_SYNTHETIC = re.compile(
+    r"^(?:file_structure|(?:comment|definition|block|module_docstring)_line_\d+|heading_\d+|paragraph_\d+)$"
+)
+
+
+@dataclass
+class Result:
+    """One entry of the answer. ``lines`` are the code lines of ``start_line``..``end_line``."""
+
+    file_path: str
+    language: str
+    chunk_type: str
+    name: str
+    start_line: int
+    end_line: int
+    score: float
+    lines: list[str]
+    definitions: str = ""
+    preview: list[int] = field(default_factory=list)
+    match_lines: list[int] = field(default_factory=list)
+    file_result_count: int = 1
+    queries: tuple[int, ...] = ()
+    content: list[str] | None = None
+    content_start: int = 0
+    content_truncated: bool = False
+    content_lines: int = 0
+    note: str | None = None
+
+    @property
+    def preview_text(self) -> str:
+        return matching.preview_text(self.lines, self.preview)
+
+    @property
+    def content_end(self) -> int:
+        return self.content_start + len(self.content or []) - 1
+
+
+def display_name(symbol: str) -> str:
+    """ChunkHound's symbol without ``_partN`` suffixes; synthetic labels (``comment_line_12``) become ""."""
+    name = _PART_SUFFIX.sub("", symbol or "")
+    return "" if _SYNTHETIC.match(name) else name
+
+
+def shape(hits: Sequence[Hit], request: Request, sources: SourceFiles) -> list[Result]:
+    tokens_of = [matching.tokenize(q) for q in request.queries]
+    results = [_build(group, sources) for group in merge(hits)]
+    counts = Counter(r.file_path for r in results)
+    for result in results:
+        result.file_result_count = counts[result.file_path]
+        wanted = result.queries or tuple(range(1, len(request.queries) + 1))
+        tokens = list(dict.fromkeys(t for q in wanted for t in tokens_of[q - 1]))
+        offset_lines = result.lines
+        result.match_lines = matching.match_lines(offset_lines, tokens, result.start_line)
+        result.preview = matching.preview(offset_lines, tokens)
+    _include_content(results, request, sources)
+    return results
+
+
+def merge(hits: Sequence[Hit]) -> list[list[Hit]]:
+    """Groups of hits to show as one, in the rank order of each group's best hit.
+
+    Within a file, hits sorted by start line merge while the next starts at most two lines after the
+    current group ends (overlapping, nested, adjacent, or one line apart).
+    """
+    rank = {id(hit): i for i, hit in enumerate(hits)}
+    by_file: dict[str, list[Hit]] = {}
+    for hit in hits:
+        by_file.setdefault(hit.file_path, []).append(hit)
+    groups: list[list[Hit]] = []
+    for file_hits in by_file.values():
+        current: list[Hit] = []
+        end = 0
+        for hit in sorted(file_hits, key=lambda h: (h.start_line, -h.end_line)):
+            if current and hit.start_line <= end + 2:
+                current.append(hit)
+                end = max(end, hit.end_line)
+            else:
+                if current:
+                    groups.append(current)
+                current, end = [hit], hit.end_line
+        groups.append(current)
+    for group in groups:
+        group.sort(key=lambda h: rank[id(h)])
+    groups.sort(key=lambda g: rank[id(g[0])])
+    return groups
+
+
+def _build(group: list[Hit], sources: SourceFiles) -> Result:
+    best = group[0]
+    start = min(h.start_line for h in group)
+    end = max(h.end_line for h in group)
+    by_line: dict[int, str] = {}
+    for hit in group:
+        for offset, text in enumerate(hit.code.split("\n")[: hit.end_line - hit.start_line + 1]):
+            by_line.setdefault(hit.start_line + offset, text)
+    note = None
+    if len(by_line) < end - start + 1:
+        # A one-line gap between two merged chunks: take it from disk while the file still matches the index.
+        on_disk = sources.matching(best.file_path, best.start_line, best.code.split("\n"))
+        note = on_disk.problem
+        for line in range(start, end + 1):
+            if line not in by_line:
+                found = on_disk.lines[line - 1] if on_disk.lines and line <= len(on_disk.lines) else ""
+                by_line[line] = found
+    lines = [by_line.get(n, "") for n in range(start, end + 1)]
+    while len(lines) > 1 and not lines[0].strip():
+        lines.pop(0)
+        start += 1
+    while len(lines) > 1 and not lines[-1].strip():
+        lines.pop()
+        end -= 1
+    queries = tuple(sorted({q for h in group for q in h.queries}))
+    return Result(
+        file_path=best.file_path,
+        language=best.language,
+        chunk_type=best.chunk_type,
+        name=display_name(best.symbol),
+        start_line=start,
+        end_line=end,
+        score=max(h.score for h in group),
+        lines=lines,
+        definitions=definitions("\n".join(lines), best.language),
+        queries=queries,
+        note=note,
+    )
+
+
+def _include_content(results: list[Result], request: Request, sources: SourceFiles) -> None:
+    """Progressive inclusion counted after merging: 1 result -> all of it; 2-3 -> up to 150 lines each;
+    4+ -> none. ``content="always"`` gives every result the 2-3 treatment, ``"never"`` none; ``expand``
+    implies content, with that many lines of context on each side read from the file on disk."""
+    count = len(results)
+    if request.content == "never" and request.expand is None:
+        return
+    if request.content == "auto" and request.expand is None and count >= 4:
+        return
+    cap = None if count == 1 else CONTENT_LINE_CAP + 2 * (request.expand or 0)
+    for result in results:
+        lines, start = result.lines, result.start_line
+        if request.expand:
+            on_disk = sources.matching(result.file_path, result.start_line, result.lines)
+            if on_disk.lines is None:
+                result.note = on_disk.problem
+            else:
+                first = max(1, start - request.expand)
+                last = min(len(on_disk.lines), result.end_line + request.expand)
+                lines, start = list(on_disk.lines[first - 1 : last]), first
+        result.content_lines = len(lines)
+        result.content_start = start
+        if cap is not None and len(lines) > cap:
+            result.content = lines[:cap]
+            result.content_truncated = True
+        else:
+            result.content = lines

@@ -1,0 +1,55 @@
+"""Project files read from disk for context: only inside the project root, each file once per call.
+
+The index may be older than the working tree, so every read is checked against the indexed code: a file
+that is gone or changed since indexing is reported, and the indexed code is shown instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+MAX_FILE_BYTES = 5_000_000
+
+
+@dataclass(frozen=True)
+class FileLines:
+    """A file's lines (no line endings), or the reason there are none."""
+
+    lines: tuple[str, ...] | None
+    problem: str | None = None
+
+
+class SourceFiles:
+    def __init__(self, project_root: Path) -> None:
+        self._root = project_root.resolve()
+        self._cache: dict[str, FileLines] = {}
+
+    def read(self, rel_path: str) -> FileLines:
+        if rel_path not in self._cache:
+            self._cache[rel_path] = self._read(rel_path)
+        return self._cache[rel_path]
+
+    def _read(self, rel_path: str) -> FileLines:
+        target = (self._root / rel_path).resolve()
+        if not target.is_relative_to(self._root):
+            return FileLines(None, f"{rel_path} resolves outside the project root; not read")
+        try:
+            if target.stat().st_size > MAX_FILE_BYTES:
+                return FileLines(None, f"{rel_path} is larger than {MAX_FILE_BYTES:,} bytes; not read")
+            text = target.read_bytes().decode("utf-8", errors="replace")
+        except FileNotFoundError:
+            return FileLines(None, f"{rel_path} no longer exists on disk; showing the indexed code")
+        except OSError as exc:
+            return FileLines(None, f"{rel_path} cannot be read ({exc.strerror or exc}); showing the indexed code")
+        return FileLines(tuple(text.splitlines()))
+
+    def matching(self, rel_path: str, start_line: int, code_lines: list[str]) -> FileLines:
+        """The file's lines if lines ``start_line``.. still hold ``code_lines`` (modulo trailing spaces)."""
+        found = self.read(rel_path)
+        if found.lines is None:
+            return found
+        window = found.lines[start_line - 1 : start_line - 1 + len(code_lines)]
+        if [line.rstrip() for line in window] != [line.rstrip() for line in code_lines]:
+            return FileLines(None, f"{rel_path} changed since indexing; showing the indexed code")
+        return found

@@ -1,0 +1,218 @@
+"""A local OpenAI-compatible embeddings server for tests: real HTTP on 127.0.0.1, deterministic vectors.
+
+The vectors are feature-hashed bags of identifier parts, so texts that share words are close and the ranking
+of a query is meaningful and reproducible: the same text always gets the same vector, in any process.
+
+The path prefix chooses a behaviour, so a base_url alone sets up a failure for any client (our library,
+ChunkHound, OneTool subprocesses):
+
+    /v1/embeddings                 vectors
+    /fail401/v1/embeddings         401 invalid key
+    /fail429/v1/embeddings         429 rate limit, always
+    /fail500/v1/embeddings         500, always
+    /flaky500/v1/embeddings        500 on the first request of each distinct body, then vectors
+    /slow/v1/embeddings            sleeps ``slow_seconds`` before answering
+    /garbage/v1/embeddings         200 with a body that is not JSON
+
+Run standalone with ``python tests/openai_server.py --port 8765`` (prints the base URL, serves until killed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import hashlib
+import json
+import re
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import numpy as np
+
+MODEL_DIMS = {
+    "text-embedding-3-small": 1536,
+    "text-embedding-3-large": 3072,
+    "text-embedding-ada-002": 1536,
+}
+DEFAULT_DIMS = 1536
+
+_WORD = re.compile(r"[A-Za-z0-9_]+")
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+
+def features(text: str) -> list[str]:
+    """Whole identifiers plus their camelCase/snake_case parts, lowercased, two characters or more."""
+    out: list[str] = []
+    for word in _WORD.findall(text):
+        out.append(word.lower())
+        for part in word.split("_"):
+            out.extend(p.lower() for p in _CAMEL.findall(part))
+    return [f for f in out if len(f) > 1]
+
+
+def vector_for(text: str, dims: int = DEFAULT_DIMS) -> np.ndarray:
+    """The deterministic unit vector of ``text`` (float32)."""
+    vec = np.zeros(dims, dtype=np.float64)
+    for feat in features(text):
+        digest = hashlib.blake2b(feat.encode(), digest_size=8).digest()
+        value = int.from_bytes(digest, "little")
+        vec[value % dims] += 1.0 if (value >> 63) & 1 else -1.0
+    norm = float(np.linalg.norm(vec))
+    if norm == 0.0:
+        vec[0] = 1.0
+        norm = 1.0
+    return (vec / norm).astype(np.float32)
+
+
+@dataclass
+class Recorded:
+    path: str
+    body: dict
+    authorization: str | None
+
+
+@dataclass
+class EmbeddingsServer:
+    """Handle on a running server: its base URL, the requests it saw, and knobs for the failure routes."""
+
+    host: str
+    port: int
+    requests: list[Recorded] = field(default_factory=list)
+    slow_seconds: float = 3.0
+    _seen_bodies: set[str] = field(default_factory=set)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    def url(self, behaviour: str) -> str:
+        """Base URL of a failure route, e.g. ``url("fail429")``."""
+        return f"http://{self.host}:{self.port}/{behaviour}/v1"
+
+    def embedding_requests(self) -> list[Recorded]:
+        return [r for r in self.requests if r.path.endswith("/embeddings")]
+
+
+def _handler(state: EmbeddingsServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: object) -> None:  # silence stderr noise
+            return
+
+        def _send(self, status: int, payload: bytes, content_type: str = "application/json") -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def _error(self, status: int, message: str, kind: str) -> None:
+            body = {"error": {"message": message, "type": kind, "param": None, "code": kind}}
+            self._send(status, json.dumps(body).encode())
+
+        def do_GET(self) -> None:
+            if self.path.rstrip("/").endswith("/models"):
+                data = [{"id": m, "object": "model", "owned_by": "test"} for m in MODEL_DIMS]
+                self._send(200, json.dumps({"object": "list", "data": data}).encode())
+            else:
+                self._error(404, f"no route {self.path}", "not_found")
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length)
+            try:
+                body = json.loads(raw or b"{}")
+            except json.JSONDecodeError:
+                self._error(400, "body is not JSON", "invalid_request_error")
+                return
+            with state._lock:
+                state.requests.append(Recorded(self.path, body, self.headers.get("Authorization")))
+            if not self.path.endswith("/embeddings"):
+                self._error(404, f"no route {self.path}", "not_found")
+                return
+            behaviour = self.path.split("/")[1]
+            if behaviour == "fail401":
+                self._error(401, "Incorrect API key provided.", "invalid_api_key")
+                return
+            if behaviour == "fail429":
+                self._error(429, "Rate limit reached for requests.", "rate_limit_exceeded")
+                return
+            if behaviour == "fail500":
+                self._error(500, "The server had an error.", "server_error")
+                return
+            if behaviour == "flaky500":
+                key = raw.decode(errors="replace")
+                with state._lock:
+                    first = key not in state._seen_bodies
+                    state._seen_bodies.add(key)
+                if first:
+                    self._error(500, "The server had an error.", "server_error")
+                    return
+            if behaviour == "slow":
+                time.sleep(state.slow_seconds)
+            if behaviour == "garbage":
+                self._send(200, b"<html>not json</html>", "text/html")
+                return
+            self._embeddings(body)
+
+        def _embeddings(self, body: dict) -> None:
+            texts = body.get("input")
+            if isinstance(texts, str):
+                texts = [texts]
+            if not isinstance(texts, list) or not texts or not all(isinstance(t, str) for t in texts):
+                self._error(400, "input must be a non-empty string or list of strings", "invalid_request_error")
+                return
+            model = str(body.get("model") or "")
+            dims = int(body.get("dimensions") or MODEL_DIMS.get(model, DEFAULT_DIMS))
+            as_base64 = body.get("encoding_format") == "base64"
+            data = []
+            for i, text in enumerate(texts):
+                vec = vector_for(text, dims)
+                value = base64.b64encode(vec.tobytes()).decode() if as_base64 else vec.tolist()
+                data.append({"object": "embedding", "index": i, "embedding": value})
+            tokens = sum(len(t.split()) for t in texts)
+            payload = {
+                "object": "list",
+                "data": data,
+                "model": model,
+                "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+            }
+            self._send(200, json.dumps(payload).encode())
+
+    return Handler
+
+
+@contextmanager
+def serve(host: str = "127.0.0.1", port: int = 0) -> Iterator[EmbeddingsServer]:
+    """Serve in a daemon thread for the duration of the block."""
+    state = EmbeddingsServer(host, port)
+    httpd = ThreadingHTTPServer((host, port), _handler(state))
+    httpd.daemon_threads = True
+    state.port = httpd.server_address[1]
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield state
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=5)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args()
+    with serve(port=args.port) as server:
+        print(server.base_url, flush=True)
+        threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()
