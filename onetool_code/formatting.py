@@ -20,7 +20,8 @@ from onetool_code.shaping import Result, shape
 from onetool_code.source import SourceFiles
 
 QUERY_ECHO_CHARS = 80
-BATCH_QUERY_ECHO_CHARS = 40
+BATCH_QUERY_ECHO_CHARS = 30
+DEFINITIONS_SHOWN = 6
 
 
 def render_error(message: str, fmt: object) -> str | dict[str, str]:
@@ -259,13 +260,11 @@ def _text_result(view: _View, i: int, request: Request) -> list[str]:
     r = view.results[i]
     what = " ".join(part for part in (r.chunk_type, r.name) if part)
     extras = [r.language, f"{r.score:.2f}"]
-    if r.file_result_count > 1:
-        extras.append(f"{r.file_result_count} results in file")
     if request.batch:
         extras.append("q" + ",".join(map(str, r.queries)))
     lines = [f"{i + 1}. {r.file_path}:{r.start_line}-{r.end_line}  {what}  ({', '.join(extras)})"]
-    if r.definitions:
-        lines.append(f"   defines: {r.definitions}")
+    if r.definitions and r.definitions != what:
+        lines.append(f"   defines: {_short_definitions(r.definitions)}")
     if view.content[i]:
         code, truncated = _content_of(view, i)
         if r.match_lines:
@@ -291,6 +290,14 @@ def _text_result(view: _View, i: int, request: Request) -> list[str]:
     if r.note:
         lines.append(f"   note: {r.note}")
     return lines
+
+
+def _short_definitions(definitions: str) -> str:
+    """At most ``DEFINITIONS_SHOWN`` names in text; a test file can define dozens."""
+    names = definitions.split(", ")
+    if len(names) <= DEFINITIONS_SHOWN:
+        return definitions
+    return ", ".join(names[:DEFINITIONS_SHOWN]) + f" (+{len(names) - DEFINITIONS_SHOWN} more)"
 
 
 def render_status(report: StatusReport, fmt: str) -> str | dict[str, Any]:

@@ -194,3 +194,30 @@ def _hit(row: Sequence[Any], score: float | None = None) -> Hit:
 def hit_from_row(row: Sequence[Any], score: float) -> Hit:
     """A hit from a ``chunks_by_id`` row and a score computed elsewhere (the vector cache)."""
     return _hit(row, score)
+
+
+def cache_files(con: duckdb.DuckDBPyConnection) -> list[tuple[int, str, str, str | None]]:
+    """Every file as (id, path, DuckDB's lower(path), language), in DuckDB's ``ORDER BY path``."""
+    return [
+        (int(file_id), str(path), str(lower), None if language is None else str(language))
+        for file_id, path, lower, language in con.execute(schema.CACHE_FILES_SQL).fetchall()
+    ]
+
+
+def vector_extent(con: duckdb.DuckDBPyConnection, embedding_set: EmbeddingSet) -> tuple[int, int, int]:
+    """(rows the semantic query would rank, lowest rowid, highest rowid) of one provider/model."""
+    sql = schema.CACHE_VECTOR_EXTENT_SQL.format(table=schema.embedding_table(embedding_set.dims))
+    row = con.execute(sql, [embedding_set.provider, embedding_set.model]).fetchone()
+    count, low, high = row if row else (0, 0, -1)
+    return int(count), int(low), int(high)
+
+
+def vector_window(
+    con: duckdb.DuckDBPyConnection, embedding_set: EmbeddingSet, start: int, stop: int
+) -> dict[str, np.ndarray]:
+    """Columns chunk_id, file_id, chunk_type, start_line, embedding of the rows with ``start <= rowid < stop``.
+
+    As numpy arrays (``embedding`` an object array of float32 rows); masked where the index holds NULL.
+    """
+    sql = schema.CACHE_VECTORS_SQL.format(table=schema.embedding_table(embedding_set.dims))
+    return con.execute(sql, [embedding_set.provider, embedding_set.model, start, stop]).fetchnumpy()

@@ -221,3 +221,89 @@ TABLE_COLUMNS_SQL = "SELECT table_name, column_name FROM duckdb_columns() WHERE 
 CHUNKS_BY_ID_SQL = (
     f"SELECT {HIT_COLUMNS} FROM chunks c JOIN files f ON c.file_id = f.id WHERE c.id IN ({{placeholders}})"
 )
+
+# The vector cache (cache.py) reads a provider/model's vectors once, in windows of rowids so that only one
+# window of per-row arrays exists beside the growing matrix. The joins are the semantic query's own, so the
+# cache holds exactly the rows ChunkHound's SQL would rank. Files come in ``ORDER BY path`` so that a file's
+# position is DuckDB's own collation order for the tie-break; ``lower(path)`` is DuckDB's, as the filters use.
+CACHE_FILES_SQL = "SELECT id, path, lower(path), language FROM files ORDER BY path"
+CACHE_VECTOR_EXTENT_SQL = (
+    "SELECT count(*), coalesce(min(e.rowid), 0), coalesce(max(e.rowid), -1) "
+    "FROM {table} e JOIN chunks c ON e.chunk_id = c.id JOIN files f ON c.file_id = f.id "
+    "WHERE e.provider = ? AND e.model = ?"
+)
+CACHE_VECTORS_SQL = (
+    "SELECT e.chunk_id, c.file_id, c.chunk_type, c.start_line, e.embedding "
+    "FROM {table} e JOIN chunks c ON e.chunk_id = c.id JOIN files f ON c.file_id = f.id "
+    "WHERE e.provider = ? AND e.model = ? AND e.rowid >= ? AND e.rowid < ?"
+)
+
+
+# -- Writing: the optional indexer (onetool_code.indexer) -----------------------------------------------------
+
+# duckdb 2.x writes files that ChunkHound's duckdb 1.5 cannot open unless told otherwise; v0.10.2 is the storage
+# version ChunkHound's own files carry (header version 64), readable by duckdb 0.10 through 2.x.
+STORAGE_COMPATIBILITY = "v0.10.2"
+VSS_INSTALLED_SQL = "SELECT installed FROM duckdb_extensions() WHERE extension_name = 'vss'"
+HNSW_PERSISTENCE_SQL = "SET hnsw_enable_experimental_persistence = true"
+HNSW_INDEXES_SQL = "SELECT table_name, index_name FROM duckdb_indexes() WHERE upper(sql) LIKE '%USING HNSW%'"
+SCHEMA_VERSION_SQL = (
+    "INSERT INTO schema_version (version, description) SELECT ?, ? WHERE NOT EXISTS (SELECT 1 FROM schema_version)"
+)
+# modified_time goes through to_timestamp(epoch) as ChunkHound writes it, and is read back the same way round.
+STORED_FILES_SQL = "SELECT id, path, size, epoch(modified_time::TIMESTAMPTZ), content_hash FROM files"
+NEXT_IDS_SQL = "SELECT nextval('{sequence}') FROM range(?)"
+FILES_ID_SEQUENCE = "files_id_seq"
+CHUNKS_ID_SEQUENCE = "chunks_id_seq"
+# Bulk inserts read a registered view of numpy columns ({view}); each column is named like its target.
+INSERT_FILES_SQL = (
+    "INSERT INTO files (id, path, name, extension, size, modified_time, content_hash, language) "
+    "SELECT id, path, name, extension, size, to_timestamp(mtime), content_hash, language FROM {view}"
+)
+UPDATE_FILE_SQL = (
+    "UPDATE files SET size = ?, modified_time = to_timestamp(?), content_hash = ?, language = ?, "
+    "updated_at = CURRENT_TIMESTAMP WHERE id = ?"
+)
+INSERT_CHUNKS_SQL = (
+    "INSERT INTO chunks (id, file_id, chunk_type, symbol, code, start_line, end_line, start_byte, end_byte, "
+    "language) SELECT id, file_id, chunk_type, symbol, code, start_line, end_line, start_byte, end_byte, "
+    "language FROM {view}"
+)
+DELETE_CHUNKS_SQL = "DELETE FROM chunks WHERE file_id IN (SELECT unnest(?::INTEGER[]))"
+# Deleting a file row in the transaction that deleted its chunks trips DuckDB's foreign-key check (measured on
+# duckdb 2.0), so file rows go in a second transaction.
+DELETE_FILES_SQL = "DELETE FROM files WHERE id IN (SELECT unnest(?::INTEGER[]))"
+
+
+def delete_embeddings_sql(dims: int) -> str:
+    """Delete the vectors of the chunks of some files (parameter: the file ids)."""
+    return (
+        f"DELETE FROM {embedding_table(dims)} WHERE chunk_id IN "
+        "(SELECT id FROM chunks WHERE file_id IN (SELECT unnest(?::INTEGER[])))"
+    )
+
+
+def insert_embeddings_sql(dims: int, view: str) -> str:
+    """Insert vectors from a view with a ``chunk_id`` column and one float column per dimension (``c0``...).
+
+    Built with ``array_value`` from columns because passing vectors as Python lists costs ~3 ms each.
+    Parameters: provider, model.
+    """
+    columns = ", ".join(f"c{i}" for i in range(int(dims)))
+    return (
+        f"INSERT INTO {embedding_table(dims)} (chunk_id, provider, model, embedding, dims) "
+        f"SELECT chunk_id, ?, ?, array_value({columns})::FLOAT[{int(dims)}], {int(dims)} FROM {view}"
+    )
+
+
+def unembedded_chunks_sql(dims_list: Sequence[int]) -> tuple[str, int]:
+    """Chunks with no vector of a provider/model in any ``embeddings_<dims>`` table: (id, file_id, code).
+
+    Returns the SQL and how many (provider, model) parameter pairs it takes.
+    """
+    missing = "".join(
+        f" AND NOT EXISTS (SELECT 1 FROM {embedding_table(d)} e WHERE e.chunk_id = c.id "
+        "AND e.provider = ? AND e.model = ?)"
+        for d in dims_list
+    )
+    return f"SELECT c.id, c.file_id, c.code FROM chunks c WHERE TRUE{missing} ORDER BY c.id", len(dims_list)

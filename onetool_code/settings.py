@@ -58,6 +58,26 @@ class Settings:
     cache: bool = True
 
 
+def onetool_host() -> OneToolHost | None:
+    """OneTool's secret lookup and ``tools: {code: ...}`` settings inside its server; None anywhere else.
+
+    ``import ot`` succeeds wherever onetool-mcp is installed, so presence is not enough: ``get_config()``
+    raises RuntimeError ("No config loaded") outside a running OneTool (measured on 2.2.2).
+    """
+    try:
+        from ot.config import get_config, get_secret, get_tool_config
+    except ImportError:
+        return None
+    try:
+        get_config()
+    except RuntimeError:
+        return None
+    # Without a schema OneTool returns the raw mapping, so a bad value reaches our validation (with a
+    # pydantic schema it would silently fall back to defaults).
+    config = get_tool_config("code")
+    return OneToolHost(get_secret=get_secret, tool_config=dict(config) if isinstance(config, Mapping) else {})
+
+
 def resolve(
     *,
     path: str | None = None,

@@ -20,9 +20,13 @@ from onetool_code.source import SourceFiles
 
 CONTENT_LINE_CAP = 150
 _PART_SUFFIX = re.compile(r"(?:_part\d+)+$")
+# ChunkHound's labels for chunks with no real name (measured on 6.1.0): comment_line_12, javadoc_line_9,
+# heading_3, paragraph_Query_..., code_block_sh, unordered_list_item_..., import_csv_import_json_...
 _SYNTHETIC = re.compile(
-    r"^(?:file_structure|(?:comment|definition|block|module_docstring)_line_\d+|heading_\d+|paragraph_\d+)$"
+    r"^(?:file_structure|\w*_line_\d+|heading_\d+|paragraph(?:_.*)?|code_block(?:_.*)?|unordered_list_item.*|"
+    r"ordered_list_item.*|(?:import|package)_.*|mod_\w+_unnamed_import)$"
 )
+_UNNAMED_TYPES = frozenset({"import", "comment", "docstring", "paragraph", "code_block"})
 
 
 @dataclass
@@ -57,10 +61,11 @@ class Result:
         return self.content_start + len(self.content or []) - 1
 
 
-def display_name(symbol: str) -> str:
-    """ChunkHound's symbol without ``_partN`` suffixes; synthetic labels (``comment_line_12``) become ""."""
+def display_name(symbol: str, chunk_type: str = "") -> str:
+    """ChunkHound's symbol without ``_partN`` suffixes; synthetic labels (``comment_line_12``) and the
+    made-up names of imports and comments become ""."""
     name = _PART_SUFFIX.sub("", symbol or "")
-    return "" if _SYNTHETIC.match(name) else name
+    return "" if chunk_type in _UNNAMED_TYPES or _SYNTHETIC.match(name) else name
 
 
 def shape(hits: Sequence[Hit], request: Request, sources: SourceFiles) -> list[Result]:
@@ -109,22 +114,11 @@ def merge(hits: Sequence[Hit]) -> list[list[Hit]]:
 
 def _build(group: list[Hit], sources: SourceFiles) -> Result:
     best = group[0]
+    # The widest hit names a merged range: "class Store" describes lines 1-80 better than "method put".
+    widest = max(group, key=lambda h: (h.end_line - h.start_line, -group.index(h)))
     start = min(h.start_line for h in group)
     end = max(h.end_line for h in group)
-    by_line: dict[int, str] = {}
-    for hit in group:
-        for offset, text in enumerate(hit.code.split("\n")[: hit.end_line - hit.start_line + 1]):
-            by_line.setdefault(hit.start_line + offset, text)
-    note = None
-    if len(by_line) < end - start + 1:
-        # A one-line gap between two merged chunks: take it from disk while the file still matches the index.
-        on_disk = sources.matching(best.file_path, best.start_line, best.code.split("\n"))
-        note = on_disk.problem
-        for line in range(start, end + 1):
-            if line not in by_line:
-                found = on_disk.lines[line - 1] if on_disk.lines and line <= len(on_disk.lines) else ""
-                by_line[line] = found
-    lines = [by_line.get(n, "") for n in range(start, end + 1)]
+    lines, note = sources.lines_of(best.file_path, start, end, [(h.start_line, h.code) for h in group])
     while len(lines) > 1 and not lines[0].strip():
         lines.pop(0)
         start += 1
@@ -135,8 +129,8 @@ def _build(group: list[Hit], sources: SourceFiles) -> Result:
     return Result(
         file_path=best.file_path,
         language=best.language,
-        chunk_type=best.chunk_type,
-        name=display_name(best.symbol),
+        chunk_type=widest.chunk_type,
+        name=display_name(widest.symbol, widest.chunk_type),
         start_line=start,
         end_line=end,
         score=max(h.score for h in group),
@@ -160,7 +154,7 @@ def _include_content(results: list[Result], request: Request, sources: SourceFil
     for result in results:
         lines, start = result.lines, result.start_line
         if request.expand:
-            on_disk = sources.matching(result.file_path, result.start_line, result.lines)
+            on_disk = sources.matching(result.file_path, result.start_line, result.end_line, ["\n".join(result.lines)])
             if on_disk.lines is None:
                 result.note = on_disk.problem
             else:

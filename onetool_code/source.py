@@ -44,12 +44,33 @@ class SourceFiles:
             return FileLines(None, f"{rel_path} cannot be read ({exc.strerror or exc}); showing the indexed code")
         return FileLines(tuple(text.splitlines()))
 
-    def matching(self, rel_path: str, start_line: int, code_lines: list[str]) -> FileLines:
-        """The file's lines if lines ``start_line``.. still hold ``code_lines`` (modulo trailing spaces)."""
+    def matching(self, rel_path: str, start_line: int, end_line: int, codes: list[str]) -> FileLines:
+        """The file's lines if lines ``start_line``..``end_line`` still hold every chunk text in ``codes``.
+
+        ChunkHound's chunk text does not line up line by line with its range (measured on 6.1.0: the first
+        line starts at the definition, losing its indentation and ``export``; pieces joined into one chunk
+        lose the blank lines between them), so the test ignores white space: each chunk's text, with all
+        white space removed, must appear in the range's text with all white space removed.
+        """
         found = self.read(rel_path)
         if found.lines is None:
             return found
-        window = found.lines[start_line - 1 : start_line - 1 + len(code_lines)]
-        if [line.rstrip() for line in window] != [line.rstrip() for line in code_lines]:
+        window = "".join("".join(found.lines[start_line - 1 : end_line]).split())
+        if end_line > len(found.lines) or not all("".join(code.split()) in window for code in codes):
             return FileLines(None, f"{rel_path} changed since indexing; showing the indexed code")
         return found
+
+    def lines_of(
+        self, rel_path: str, start_line: int, end_line: int, chunks: list[tuple[int, str]]
+    ) -> tuple[list[str], str | None]:
+        """Lines ``start_line``..``end_line`` as they are on disk while the file still holds the indexed
+        chunks (``(start_line, code)`` pairs, best first), else rebuilt from the chunk texts, with a note why."""
+        found = self.matching(rel_path, start_line, end_line, [code for _, code in chunks])
+        if found.lines is not None:
+            return list(found.lines[start_line - 1 : end_line]), None
+        rebuilt: dict[int, str] = {}
+        for chunk_start, code in chunks:
+            for offset, text in enumerate(code.split("\n")):
+                if start_line <= chunk_start + offset <= end_line:
+                    rebuilt.setdefault(chunk_start + offset, text)
+        return [rebuilt.get(n, "") for n in range(start_line, end_line + 1)], found.problem

@@ -32,12 +32,10 @@ import sys
 import threading
 import time
 import tomllib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
-
-import yaml
 
 ONETOOL_VERSION = "2.2.2"
 ONETOOL_REQUIREMENT = f"onetool-mcp=={ONETOOL_VERSION}"
@@ -74,15 +72,16 @@ class OneToolTimeoutError(OneToolError, TimeoutError):
 # --------------------------------------------------------------------------------------------------------------
 
 
-def _python_version(python: str | Path) -> tuple[int, int, int] | None:
-    """Return the interpreter's version, or None when it does not run.
+def _probe_python(python: str | Path) -> tuple[Path, tuple[int, int, int]] | None:
+    """Return the interpreter's real path and version, or None when it does not run.
 
     Why: ``shutil.which("python3.12")`` often finds a pyenv shim that exits 127 when 3.12 is not the
-    selected pyenv version, so a candidate counts only if it actually runs.
+    selected pyenv version, so a candidate counts only if it actually runs; the real path (not the shim)
+    is what the venv and the marker hash must name.
     """
     try:
         proc = subprocess.run(
-            [str(python), "-c", "import sys; print(*sys.version_info[:3])"],
+            [str(python), "-c", "import sys; print(sys.executable); print(*sys.version_info[:3])"],
             capture_output=True,
             text=True,
             timeout=30,
@@ -90,17 +89,17 @@ def _python_version(python: str | Path) -> tuple[int, int, int] | None:
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
-    if proc.returncode != 0:
+    lines = proc.stdout.splitlines()
+    if proc.returncode != 0 or len(lines) != 2:
         return None
     try:
-        major, minor, micro = (int(x) for x in proc.stdout.split())
+        major, minor, micro = (int(x) for x in lines[1].split())
     except ValueError:
         return None
-    return major, minor, micro
+    return Path(lines[0]), (major, minor, micro)
 
 
-def find_python312() -> Path:
-    """Find a working Python 3.12 interpreter (OneTool 2.2.2 refuses older ones; pip rejects 3.11)."""
+def _find_python312() -> tuple[Path, tuple[int, int, int]]:
     candidates: list[Path] = []
     if found := shutil.which("python3.12"):
         candidates.append(Path(found))
@@ -108,22 +107,19 @@ def find_python312() -> Path:
     candidates.extend(sorted(pyenv_root.glob("versions/3.12*/bin/python3.12"), reverse=True))
     candidates.extend(Path(p) for p in ("/usr/bin/python3.12", "/usr/local/bin/python3.12"))
     for candidate in candidates:
-        version = _python_version(candidate)
-        if version is not None and version[:2] == (3, 12):
-            # Resolve the shim/symlink so the venv (and the marker hash) name the real interpreter.
-            real = subprocess.run(
-                [str(candidate), "-c", "import sys; print(sys.executable)"],
-                capture_output=True,
-                text=True,
-                timeout=30,
-                check=True,
-            ).stdout.strip()
-            return Path(real)
+        probed = _probe_python(candidate)
+        if probed is not None and probed[1][:2] == (3, 12):
+            return probed
     tried = ", ".join(str(c) for c in candidates) or "none"
     raise OneToolUnavailableError(
         "onetool-mcp 2.2.2 needs Python 3.12, and no working python3.12 was found "
         f"(tried: {tried}). Install one (e.g. `pyenv install 3.12`) or put it on PATH."
     )
+
+
+def find_python312() -> Path:
+    """Find a working Python 3.12 interpreter (OneTool 2.2.2 refuses older ones; pip rejects 3.11)."""
+    return _find_python312()[0]
 
 
 def read_runtime_dependencies(repo_root: Path) -> list[str]:
@@ -278,10 +274,7 @@ def ensure_onetool(repo_root: Path) -> OneToolEnv:
     later calls take a few tens of milliseconds (interpreter probe plus the lock).
     """
     repo_root = Path(repo_root).resolve()
-    python = find_python312()
-    python_version = _python_version(python)
-    if python_version is None:  # pragma: no cover - find_python312 just ran it
-        raise OneToolUnavailableError(f"{python} stopped working")
+    python, python_version = _find_python312()
     deps = read_runtime_dependencies(repo_root)
     spec_hash = _spec_hash(python, python_version, deps)
     built_now = False
@@ -315,7 +308,7 @@ def ensure_onetool(repo_root: Path) -> OneToolEnv:
 def write_config(
     config_dir: Path,
     *,
-    tools_dir: list[Path],
+    tools_dir: Sequence[Path | str],
     secrets: Mapping[str, str] | None = None,
     tool_config: Mapping[str, Any] | None = None,
     pack_name: str = "code",
@@ -342,11 +335,12 @@ def write_config(
             config["tools"] = {**config["tools"], **value}
         else:
             config[key] = value
+    # Written as JSON, which YAML parses as is: no PyYAML needed here, so the pre-warm script runs on a bare
+    # interpreter, and no YAML quoting pitfalls for values like "${VAR}", "no", or "1e3".
     config_path = config_dir / "onetool.yaml"
-    config_path.write_text(yaml.safe_dump(config, sort_keys=False))
+    config_path.write_text(json.dumps(config, indent=2) + "\n")
     secrets_path = config_dir / "secrets.yaml"
-    # An empty mapping, not an empty file: ``{}`` is the unambiguous "no secrets" document.
-    secrets_path.write_text(yaml.safe_dump(dict(secrets or {}), sort_keys=False) if secrets else "{}\n")
+    secrets_path.write_text(json.dumps(dict(secrets or {}), indent=2) + "\n")
     return config_path, secrets_path
 
 
@@ -408,7 +402,7 @@ class OneToolEnv:
         self,
         config_dir: Path,
         *,
-        tools_dir: list[Path],
+        tools_dir: Sequence[Path | str],
         secrets: Mapping[str, str] | None = None,
         tool_config: Mapping[str, Any] | None = None,
         env: Mapping[str, str] | None = None,
@@ -438,7 +432,9 @@ class OneToolEnv:
             "cwd": str(cwd or config_dir),
             "startup_timeout": startup_timeout,
         }
-        client = OneToolClient._start(self, Path(config_dir), spec, startup_timeout)
+        log_dir = Path(str((extra_config or {}).get("log_dir", "logs"))).expanduser()
+        log_path = (log_dir if log_dir.is_absolute() else Path(config_dir) / log_dir) / "serve.log"
+        client = OneToolClient._start(self, Path(config_dir), spec, startup_timeout, log_path)
         try:
             yield client
         finally:
@@ -546,10 +542,19 @@ def _descendants(pid: int) -> list[int]:
 class OneToolClient:
     """Talks to the driver process; every method is bounded by a timeout and never hangs the test."""
 
-    def __init__(self, env: OneToolEnv, config_dir: Path, proc: subprocess.Popen[bytes], stderr_path: Path):
+    def __init__(
+        self,
+        env: OneToolEnv,
+        config_dir: Path,
+        proc: subprocess.Popen[bytes],
+        stderr_path: Path,
+        log_path: Path,
+    ):
         self.env = env
         self.config_dir = config_dir
         self.stderr_path = stderr_path
+        #: OneTool's own log (loguru): ``<config dir>/<log_dir>/serve.log``, by default ``logs/serve.log``.
+        self.log_path = log_path
         self._proc = proc
         self._lines: queue.Queue[bytes | None] = queue.Queue()
         self._next_id = 0
@@ -557,10 +562,13 @@ class OneToolClient:
         self.server_info: dict[str, Any] = {}
         self.instructions: str | None = None
         self.startup_seconds = 0.0
-        threading.Thread(target=self._pump, args=(proc.stdout,), daemon=True).start()
+        self._pump_thread = threading.Thread(target=self._pump, args=(proc.stdout,), daemon=True)
+        self._pump_thread.start()
 
     @classmethod
-    def _start(cls, env: OneToolEnv, config_dir: Path, spec: dict[str, Any], timeout: float) -> OneToolClient:
+    def _start(
+        cls, env: OneToolEnv, config_dir: Path, spec: dict[str, Any], timeout: float, log_path: Path
+    ) -> OneToolClient:
         stderr_path = config_dir / "mcp-stderr.log"
         spec = {**spec, "errlog": str(stderr_path)}
         with stderr_path.open("ab") as err:
@@ -572,7 +580,7 @@ class OneToolClient:
                 env=_driver_environment(),
                 start_new_session=True,
             )
-        client = cls(env, config_dir, proc, stderr_path)
+        client = cls(env, config_dir, proc, stderr_path, log_path)
         try:
             hello = client._receive(0, timeout + 15)
         except BaseException:
@@ -655,6 +663,17 @@ class OneToolClient:
                 os.kill(pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self._proc.wait(timeout=10)
+        self._release()
+
+    def _release(self) -> None:
+        """Close our pipe ends: pytest runs with warnings as errors, and a leaked pipe is a ResourceWarning."""
+        for stream in (self._proc.stdin,):
+            with contextlib.suppress(OSError):
+                if stream is not None:
+                    stream.close()
+        self._pump_thread.join(timeout=5)  # EOF once the driver is gone; never close under a reader
+        if not self._pump_thread.is_alive() and self._proc.stdout is not None:
+            self._proc.stdout.close()
 
     # -- MCP operations -----------------------------------------------------------------------------------
 
@@ -692,11 +711,6 @@ class OneToolClient:
 
     # -- logs and shutdown --------------------------------------------------------------------------------
 
-    @property
-    def log_path(self) -> Path:
-        """OneTool's own log (loguru): ``<config dir>/<log_dir>/serve.log``, default ``logs/serve.log``."""
-        return self.config_dir / "logs" / "serve.log"
-
     def log_text(self) -> str:
         """The log so far ("" before the first record); loguru writes each record through, no flush needed."""
         try:
@@ -706,11 +720,16 @@ class OneToolClient:
 
     def close(self, timeout: float = 20.0) -> None:
         """Ask the driver to end the MCP session (stdin close, then SIGTERM/SIGKILL by mcp); kill on delay."""
-        if self._closed:
+        if self._closed or self._proc.poll() is not None:
+            self._closed = True
             if self._proc.poll() is None:
                 self._kill()
+            else:
+                self._release()
             return
         self._closed = True
+        # Taken now: once the driver exits, the server is re-parented and no longer found as its child.
+        server_pids = _descendants(self._proc.pid)
         stdin = self._proc.stdin
         with contextlib.suppress(OSError):
             if stdin is not None:
@@ -721,10 +740,12 @@ class OneToolClient:
             self._proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             self._kill()
+            server_pids += _descendants(self._proc.pid)
         # A server that outlived its driver would keep the log and ports busy: make sure it is gone.
-        for pid in _descendants(self._proc.pid):
+        for pid in server_pids:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
+        self._release()
 
 
 # --------------------------------------------------------------------------------------------------------------

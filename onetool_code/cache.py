@@ -1,0 +1,446 @@
+"""The in-process vector cache: semantic search at memory speed, with the answers of ChunkHound's own SQL.
+
+The trap: the cache must never hold a DuckDB connection (any open connection locks ChunkHound out of its index)
+and must never answer from vectors the index no longer holds. So it borrows the caller's short read-only
+connection, and on every search it compares the index file's signature (size, mtime, inode, and the ``.wal``
+beside it) while that connection's lock keeps writers out; a changed file drops the matrix and rebuilds it.
+
+How a search ranks (``index.semantic`` is the reference, and the answers must not change):
+
+- scores: one float32 matrix-vector product over L2-normalised rows (a batch: one matrix-matrix product);
+- selection: the (offset + limit)-th best score by a partial sort, plus every row within ``MARGIN`` of it, so
+  float32 rounding can never leave out a row that ChunkHound's query would rank;
+- order: those few rows re-scored in float64 row by row (identical vectors get identical scores, so their tie
+  is broken as the SQL breaks it), then sorted as the SQL sorts: similarity descending (NaN first and NULL last,
+  as DuckDB orders them), then path, start line and chunk id;
+- rows: one parameterised query fetches only the page's chunks.
+
+Filters are boolean masks over per-file attributes (language, DuckDB's own ``lower(path)``) and per-chunk types,
+evaluated exactly as ``schema.filter_sql`` words them.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from onetool_code import index
+from onetool_code.errors import IndexUnreadableError
+from onetool_code.hits import Hit
+from onetool_code.schema import Filters
+
+if TYPE_CHECKING:
+    import duckdb
+
+# Building reads every vector of the model, which costs several times one SQL query (bench/search_speed.py:
+# about 5x on the sample index and 10x at 50,000 chunks), so a process that searches once (a CLI call) never
+# builds; the cache is built at the second query vector a process asks of the same index and model (a batch
+# of two or more queries counts as enough demand by itself).
+BUILD_AFTER = 2
+
+# Float32 products of unit vectors are within about 1e-6 of the exact cosine; a margin 100 times wider
+# costs a few extra candidates and makes missing one impossible.
+MARGIN = 1e-4
+
+# The build reads vectors in windows of rowids so that only one window of per-row arrays exists beside the
+# matrix (the peak stays near the matrix itself); batch products run over blocks of rows that stay in cache.
+WINDOW_BYTES = 16 << 20
+BLOCK_BYTES = 4 << 20
+
+# DuckDB writes uncommitted changes to ``<file>.wal``; a WAL left beside the file changes what a reader sees.
+WAL_SUFFIX = ".wal"
+
+_NULL_LINE = np.iinfo(np.int64).max  # DuckDB sorts NULL start lines last
+
+
+@dataclass(frozen=True)
+class Signature:
+    """What identifies one state of the index file: any write by ChunkHound changes one of these."""
+
+    size: int
+    mtime_ns: int
+    inode: int
+    device: int
+    wal: tuple[int, int] | None
+
+    @classmethod
+    def of(cls, db_path: Path) -> Signature:
+        stat = db_path.stat()
+        try:
+            wal_stat = db_path.with_name(db_path.name + WAL_SUFFIX).stat()
+            wal: tuple[int, int] | None = (wal_stat.st_size, wal_stat.st_mtime_ns)
+        except FileNotFoundError:
+            wal = None
+        return cls(stat.st_size, stat.st_mtime_ns, stat.st_ino, stat.st_dev, wal)
+
+
+@dataclass(frozen=True)
+class Key:
+    """The cache belongs to one index file and one provider/model."""
+
+    db_path: str
+    provider: str
+    model: str
+    dims: int
+
+
+@dataclass(frozen=True)
+class CacheInfo:
+    """What ``status`` shows about a warm cache."""
+
+    provider: str
+    model: str
+    dims: int
+    vectors: int
+    nbytes: int
+    matrix_bytes: int
+    build_seconds: float
+    fresh: bool
+
+
+@dataclass(frozen=True, eq=False)
+class VectorCache:
+    """One provider/model's vectors of one index, normalised, with what the filters and the tie-break need.
+
+    Row ``i`` of every per-row array describes row ``i`` of ``matrix``. Files are numbered in DuckDB's
+    ``ORDER BY path``, so a file's number is also its rank in the path tie-break.
+    """
+
+    key: Key
+    signature: Signature
+    matrix: np.ndarray  # (rows, dims) float32, unit rows; zero rows for vectors that have no cosine
+    chunk_ids: np.ndarray  # int64
+    start_lines: np.ndarray  # int64, NULL as _NULL_LINE
+    file_codes: np.ndarray  # int32, index into the file tuples
+    type_codes: np.ndarray  # int32, index into type_names
+    nan_rows: np.ndarray  # zero or non-finite vectors: DuckDB's cosine is NaN, which it sorts first
+    null_rows: np.ndarray  # NULL vectors: the similarity is NULL, sorted last
+    broken_rows: np.ndarray  # vectors holding NULL values: DuckDB's cosine raises on them
+    paths: tuple[str, ...]
+    lower_paths: tuple[str, ...]
+    languages: tuple[str | None, ...]
+    type_names: tuple[str, ...]
+    build_seconds: float = 0.0
+
+    @property
+    def nbytes(self) -> int:
+        """Memory held: the arrays plus the per-file and per-type strings."""
+        arrays = (
+            self.matrix,
+            self.chunk_ids,
+            self.start_lines,
+            self.file_codes,
+            self.type_codes,
+            self.nan_rows,
+            self.null_rows,
+            self.broken_rows,
+        )
+        strings = (*self.paths, *self.lower_paths, *self.type_names, *(x for x in self.languages if x))
+        return sum(a.nbytes for a in arrays) + sum(sys.getsizeof(s) for s in strings)
+
+    def rank(
+        self, vectors: np.ndarray, filters: Filters, limit: int, offset: int
+    ) -> list[list[tuple[int, float]]]:
+        """One page of (chunk id, similarity) per query vector, best first, exactly as ``index.semantic``."""
+        rows = self.rows(filters)
+        self._check_broken(rows)
+        units, scorable = _units(vectors)
+        scores = self._scores(units)
+        return [
+            self._page(scores[i], units[i], bool(scorable[i]), rows, limit, offset) for i in range(len(units))
+        ]
+
+    def rows(self, filters: Filters) -> np.ndarray | None:
+        """The rows the filters keep (None: all), as ``schema.filter_sql`` words them."""
+        if not (filters.languages or filters.chunk_types or filters.include or filters.exclude):
+            return None
+        keep_file = np.ones(len(self.paths), dtype=bool)
+        if filters.languages:
+            wanted = set(filters.languages)
+            keep_file &= np.fromiter((lang in wanted for lang in self.languages), bool, len(self.languages))
+        if filters.include:
+            keep_file &= np.fromiter(
+                (any(n in p for n in filters.include) for p in self.lower_paths), bool, len(self.paths)
+            )
+        if filters.exclude:
+            keep_file &= np.fromiter(
+                (not any(n in p for n in filters.exclude) for p in self.lower_paths), bool, len(self.paths)
+            )
+        keep = keep_file[self.file_codes]
+        if filters.chunk_types:
+            keep &= np.isin(np.asarray(self.type_names, dtype=object), filters.chunk_types)[self.type_codes]
+        return np.flatnonzero(keep)
+
+    def _check_broken(self, rows: np.ndarray | None) -> None:
+        if not self.broken_rows.size:
+            return
+        hit = self.broken_rows if rows is None else self.broken_rows[np.isin(self.broken_rows, rows)]
+        if hit.size:
+            raise IndexUnreadableError(
+                f"Cannot read the index {self.key.db_path}: the vector of chunk {int(self.chunk_ids[hit[0]])} "
+                "holds NULL values, which ChunkHound's own query cannot score either (re-index the project)."
+            )
+
+    def _scores(self, units: np.ndarray) -> np.ndarray:
+        """(queries, rows) float32 similarities: the one pass over the matrix a search costs."""
+        if len(units) == 1:
+            return (self.matrix @ units[0])[np.newaxis, :]
+        # One sgemm over the whole matrix with 2..20 columns ran 3-4x slower than one sgemv here (OpenBLAS
+        # 0.3.31); blocks of rows that stay in cache read the matrix once and keep a batch near one query.
+        rows = len(self.matrix)
+        out = np.empty((rows, len(units)), dtype=np.float32)
+        columns = np.ascontiguousarray(units.T)
+        step = max(64, BLOCK_BYTES // max(1, self.matrix.shape[1] * 4))
+        for start in range(0, rows, step):
+            np.matmul(self.matrix[start : start + step], columns, out=out[start : start + step])
+        return np.ascontiguousarray(out.T)
+
+    def _page(
+        self, scores: np.ndarray, unit: np.ndarray, scorable: bool, rows: np.ndarray | None, limit: int, offset: int
+    ) -> list[tuple[int, float]]:
+        if not scorable:
+            scores[:] = np.inf  # a zero query vector: DuckDB's cosine is NaN for every row
+        scores[self.nan_rows] = np.inf
+        scores[self.null_rows] = -np.inf
+        keys = scores if rows is None else scores[rows]
+        need = offset + limit
+        if offset >= keys.size:
+            return []
+        if need < keys.size:
+            kth = np.partition(keys, keys.size - need)[keys.size - need]
+            picked = np.flatnonzero(keys >= kth - MARGIN)
+        else:
+            picked = np.arange(keys.size)
+        candidates = picked if rows is None else rows[picked]
+        exact = self._exact(candidates, unit)
+        kind = np.ones(candidates.size, dtype=np.int8)  # 0: NaN, 1: a number, 2: NULL (DuckDB's DESC order)
+        kind[np.isin(candidates, self.nan_rows)] = 0
+        if not scorable:
+            kind[:] = 0
+        kind[np.isin(candidates, self.null_rows)] = 2
+        exact[kind != 1] = 0.0
+        order = np.lexsort(
+            (
+                self.chunk_ids[candidates],
+                self.start_lines[candidates],
+                self.file_codes[candidates],
+                -exact,
+                kind,
+            )
+        )[offset:need]
+        reported = {0: float("nan"), 2: 0.0}  # the SQL path's hit scores for NaN and NULL similarities
+        return [
+            (int(self.chunk_ids[candidates[i]]), reported.get(int(kind[i]), float(exact[i]))) for i in order
+        ]
+
+    def _exact(self, candidates: np.ndarray, unit: np.ndarray) -> np.ndarray:
+        """Float32 similarities of a few rows, computed in float64 row by row (blocked to bound memory)."""
+        query = unit.astype(np.float64)
+        out = np.empty(candidates.size, dtype=np.float64)
+        step = 4096
+        for start in range(0, candidates.size, step):
+            block = self.matrix[candidates[start : start + step]].astype(np.float64)
+            block *= query
+            out[start : start + step] = block.sum(axis=1)
+        return out.astype(np.float32)
+
+    def info(self, fresh: bool) -> CacheInfo:
+        return CacheInfo(
+            provider=self.key.provider,
+            model=self.key.model,
+            dims=self.key.dims,
+            vectors=len(self.matrix),
+            nbytes=self.nbytes,
+            matrix_bytes=self.matrix.nbytes,
+            build_seconds=self.build_seconds,
+            fresh=fresh,
+        )
+
+
+def _units(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Query vectors as float32 unit rows (normalised in float64), and which of them have a direction."""
+    queries = np.atleast_2d(np.asarray(vectors, dtype=np.float32)).astype(np.float64)
+    norms = np.sqrt(np.einsum("ij,ij->i", queries, queries))
+    scorable = np.isfinite(norms) & (norms > 0)
+    units = np.zeros_like(queries, dtype=np.float32)
+    units[scorable] = queries[scorable] / norms[scorable, np.newaxis]
+    return units, scorable
+
+
+def build(
+    con: duckdb.DuckDBPyConnection, db_path: Path, embedding_set: index.EmbeddingSet, signature: Signature
+) -> VectorCache:
+    """Read one provider/model's vectors and attributes through ``con`` (read-only) into a new cache."""
+    started = time.perf_counter()
+    files = index.cache_files(con)
+    file_ids = np.fromiter((f[0] for f in files), dtype=np.int64, count=len(files))
+    by_id = np.argsort(file_ids)
+    count, low, high = index.vector_extent(con, embedding_set)
+    dims = embedding_set.dims
+    matrix = np.empty((count, dims), dtype=np.float32)
+    chunk_ids = np.empty(count, dtype=np.int64)
+    start_lines = np.empty(count, dtype=np.int64)
+    file_codes = np.empty(count, dtype=np.int32)
+    type_codes = np.empty(count, dtype=np.int32)
+    types: dict[str, int] = {}
+    nan_rows: list[np.ndarray] = []
+    null_rows: list[np.ndarray] = []
+    broken_rows: list[np.ndarray] = []
+    filled = 0
+    window = max(256, WINDOW_BYTES // (dims * 4))
+    for start in range(low, high + 1, window):
+        columns = index.vector_window(con, embedding_set, start, start + window)
+        n = len(columns["chunk_id"])
+        if filled + n > count:
+            raise IndexUnreadableError(f"Cannot read the index {db_path}: it changed while its vectors were read.")
+        part = slice(filled, filled + n)
+        chunk_ids[part] = np.ma.getdata(columns["chunk_id"])
+        lines = columns["start_line"]
+        start_lines[part] = np.ma.filled(lines, _NULL_LINE) if np.ma.isMaskedArray(lines) else lines
+        file_codes[part] = by_id[np.searchsorted(file_ids, np.ma.getdata(columns["file_id"]), sorter=by_id)]
+        type_codes[part] = np.fromiter(
+            (types.setdefault(str(t), len(types)) for t in np.ma.getdata(columns["chunk_type"])), np.int32, n
+        )
+        null, broken, unscorable = _fill(matrix[part], columns["embedding"])
+        nan_rows.append(np.flatnonzero(unscorable) + filled)
+        null_rows.append(np.flatnonzero(null) + filled)
+        broken_rows.append(np.flatnonzero(broken) + filled)
+        filled += n
+    if filled != count:
+        raise IndexUnreadableError(f"Cannot read the index {db_path}: it changed while its vectors were read.")
+    arrays = [matrix, chunk_ids, start_lines, file_codes, type_codes]
+    for array in arrays:
+        array.flags.writeable = False  # shared by concurrent searches: nothing may change them
+    return VectorCache(
+        key=_key(db_path, embedding_set),
+        signature=signature,
+        matrix=matrix,
+        chunk_ids=chunk_ids,
+        start_lines=start_lines,
+        file_codes=file_codes,
+        type_codes=type_codes,
+        nan_rows=_joined(nan_rows),
+        null_rows=_joined(null_rows),
+        broken_rows=_joined(broken_rows),
+        paths=tuple(f[1] for f in files),
+        lower_paths=tuple(f[2] for f in files),
+        languages=tuple(f[3] for f in files),
+        type_names=tuple(types),
+        build_seconds=time.perf_counter() - started,
+    )
+
+
+def _fill(block: np.ndarray, embeddings: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Copy one window of vectors into ``block`` as unit rows; return its NULL, broken and NaN-cosine rows."""
+    n = len(embeddings)
+    null = np.ma.getmaskarray(embeddings)
+    values = np.ma.getdata(embeddings)
+    broken = np.fromiter((np.ma.isMaskedArray(v) and bool(np.ma.getmaskarray(v).any()) for v in values), bool, n)
+    if null.any() or broken.any():
+        for i in range(n):
+            block[i] = 0.0 if null[i] or broken[i] else np.ma.getdata(values[i])
+    elif n:
+        np.stack(values, out=block)
+    # Norms in float64: DuckDB scores vectors whose squares would overflow or vanish in float32 (measured:
+    # [1e30, 1e30] and [1e-20, 1e-20] both get their true cosine).
+    norms = np.sqrt(np.einsum("ij,ij->i", block, block, dtype=np.float64))
+    usable = np.isfinite(norms) & (norms > 0) & ~null & ~broken
+    np.divide(block, norms[:, np.newaxis], out=block, where=usable[:, np.newaxis], casting="same_kind")
+    block[~usable] = 0.0
+    return null, broken, ~usable & ~null & ~broken
+
+
+def _joined(parts: Sequence[np.ndarray]) -> np.ndarray:
+    return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64)
+
+
+def _key(db_path: Path, embedding_set: index.EmbeddingSet) -> Key:
+    return Key(str(db_path), embedding_set.provider, embedding_set.model, embedding_set.dims)
+
+
+@dataclass
+class _State:
+    """One cache per process (the most recent index and model), and how many query vectors each key saw."""
+
+    cache: VectorCache | None = None
+    demand: dict[Key, int] = field(default_factory=dict)
+
+
+_lock = threading.Lock()
+_state = _State()
+_MAX_KEYS = 64
+
+
+def semantic(
+    con: duckdb.DuckDBPyConnection,
+    db_path: Path,
+    embedding_set: index.EmbeddingSet,
+    vectors: np.ndarray,
+    filters: Filters,
+    limit: int,
+    offset: int,
+) -> list[list[Hit]]:
+    """``index.semantic`` through the cache: the same hits, from memory once the cache is warm.
+
+    ``con`` is the caller's read-only connection: it is used to build the cache and to fetch the page's rows,
+    and it is never kept.
+    """
+    cache = _ready(con, db_path, embedding_set, len(vectors))
+    if cache is None:
+        return index.semantic(con, embedding_set, vectors, filters, limit, offset)
+    pages = cache.rank(vectors, filters, limit, offset)
+    rows = index.chunks_by_id(con, sorted({chunk_id for page in pages for chunk_id, _ in page}))
+    if any(chunk_id not in rows for page in pages for chunk_id, _ in page):
+        # The file changed without a new size, mtime or inode (a copy restored with its times kept): this
+        # cache describes another index. Drop it and answer from the index itself.
+        clear()
+        return index.semantic(con, embedding_set, vectors, filters, limit, offset)
+    return [[index.hit_from_row(rows[chunk_id], score) for chunk_id, score in page] for page in pages]
+
+
+def _ready(
+    con: duckdb.DuckDBPyConnection, db_path: Path, embedding_set: index.EmbeddingSet, queries: int
+) -> VectorCache | None:
+    """The fresh cache for this index and model; built now if demand warrants it, else None (use SQL)."""
+    key = _key(db_path, embedding_set)
+    signature = Signature.of(db_path)  # the caller's connection keeps writers out until it closes
+    with _lock:
+        current = _state.cache
+        if current is not None and current.key == key and current.signature == signature:
+            return current
+        if len(_state.demand) >= _MAX_KEYS and key not in _state.demand:
+            _state.demand.clear()
+        seen = _state.demand.get(key, 0) + queries
+        _state.demand[key] = seen
+        if seen < BUILD_AFTER:
+            return None
+        _state.cache = None  # free the old matrix first: two never exist at once
+        _state.cache = build(con, db_path, embedding_set, signature)
+        return _state.cache
+
+
+def info(db_path: Path) -> CacheInfo | None:
+    """The warm cache of this index file, if the process holds one (``fresh``: it matches the file now)."""
+    with _lock:
+        current = _state.cache
+    if current is None or current.key.db_path != str(db_path):
+        return None
+    try:
+        fresh = Signature.of(db_path) == current.signature
+    except OSError:
+        fresh = False
+    return current.info(fresh)
+
+
+def clear() -> None:
+    """Forget the cache and the demand counts (memory back to the host; tests start cold)."""
+    with _lock:
+        _state.cache = None
+        _state.demand.clear()

@@ -1,0 +1,138 @@
+"""Semantic code search over ChunkHound indexes: where to look, what is defined there, which lines matched.
+
+The OneTool pack ``code``. OneTool imports this file standalone, at server start, and a failed import loses
+the pack silently: so the module imports nothing but the standard library, and everything heavy (duckdb,
+openai, tree-sitter) is imported inside the functions, on the first call.
+"""
+
+from __future__ import annotations
+
+pack = "code"
+__all__ = ["search", "search_batch", "status"]
+
+
+def search(
+    *,
+    query: str,
+    path: str | None = None,
+    db: str | None = None,
+    limit: int | None = None,
+    offset: int = 0,
+    language: str | None = None,
+    chunk_type: str | None = None,
+    include: str | None = None,
+    exclude: str | None = None,
+    expand: int | None = None,
+    mode: str = "semantic",
+    content: str = "auto",
+    format: str = "text",
+    max_bytes: int | None = None,
+) -> str | list | dict:
+    """Search the project's code by meaning and get back where to look.
+
+    Each hit gives file:start-end, its type and name, the definitions inside it, the lines that matched
+    the query's words, and the code itself when there are at most 3 hits (all of it for 1 hit, up to 150
+    lines each for 2-3). Hits of one file that overlap or touch are merged. The answer stays within
+    max_bytes (5,000 by default): over that, code, then previews, then the lowest hits are left out, and
+    the last line says so.
+
+    Args:
+        query: What you are looking for, in words or identifiers (at most 2,000 characters).
+        path: Project root (default: OT_CWD, else the current directory; ~ and relative paths work).
+        db: Index file or directory, relative to the project (default: ChunkHound's .chunkhound/db/chunks.db).
+        limit: Number of hits, 1-100 (default 10).
+        offset: Skip this many hits: the next page (the answer names the next offset).
+        language: Only these languages, |-separated (python|typescript|go; aliases like py, ts, rs work).
+        chunk_type: Only these chunk types, |-separated (function|method|class|interface|struct|comment|...).
+        include: Keep only paths containing one of these |-separated substrings (case-insensitive).
+        exclude: Drop paths containing any of these |-separated substrings (exclude="test|mock|fixture").
+        expand: Lines of context (0-200) before and after each hit, read from the file; implies code.
+        mode: "semantic" (embeddings, the default) or "lexical" (by words; needs no API key).
+        content: "auto" (code for 1-3 hits), "always" or "never".
+        format: "text" (default), "json" (a list of result dicts) or "compact" (JSON with short keys).
+        max_bytes: Response budget in bytes (default 5,000).
+
+    Returns:
+        The hits as text (``Found N results for: ...``), a list/dict for json/compact, or ``Error: ...``
+        saying what went wrong and what to do (for example: not indexed, index in use, no API key).
+
+    Example:
+        code.search(query="where are auth tokens validated", exclude="test|mock", limit=5)
+    """
+    from onetool_code import api, settings
+
+    return api.search(
+        query=query, path=path, db=db, limit=limit, offset=offset, language=language, chunk_type=chunk_type,
+        include=include, exclude=exclude, expand=expand, mode=mode, content=content, format=format,
+        max_bytes=max_bytes, host=settings.onetool_host(),
+    )  # fmt: skip
+
+
+def search_batch(
+    *,
+    queries: str | list[str],
+    path: str | None = None,
+    db: str | None = None,
+    limit: int | None = None,
+    language: str | None = None,
+    chunk_type: str | None = None,
+    include: str | None = None,
+    exclude: str | None = None,
+    expand: int | None = None,
+    mode: str = "semantic",
+    content: str = "auto",
+    format: str = "text",
+    max_bytes: int | None = None,
+) -> str | list | dict:
+    """Run several searches at once: one embeddings request, one fused list of the best hits of all of them.
+
+    Each query's best hits surface (reciprocal-rank fusion), duplicates are dropped, the list is capped at
+    limit in total, and every hit says which queries found it (q1,3).
+
+    Args:
+        queries: Up to 20 queries, |-separated ("auth logic|token refresh") or a list.
+        path: Project root (default: OT_CWD, else the current directory).
+        db: Index file or directory, relative to the project.
+        limit: Total number of hits, 1-100 (default 10).
+        language: Only these languages, |-separated.
+        chunk_type: Only these chunk types, |-separated.
+        include: Keep only paths containing one of these |-separated substrings.
+        exclude: Drop paths containing any of these |-separated substrings.
+        expand: Lines of context (0-200) around each hit; implies code.
+        mode: "semantic" (default) or "lexical".
+        content: "auto", "always" or "never".
+        format: "text", "json" or "compact".
+        max_bytes: Response budget in bytes (default 5,000).
+
+    Returns:
+        The fused hits as text, a list/dict for json/compact, or ``Error: ...``.
+
+    Example:
+        code.search_batch(queries="session expiry|token refresh|logout", exclude="test")
+    """
+    from onetool_code import api, settings
+
+    return api.search_batch(
+        queries=queries, path=path, db=db, limit=limit, language=language, chunk_type=chunk_type,
+        include=include, exclude=exclude, expand=expand, mode=mode, content=content, format=format,
+        max_bytes=max_bytes, host=settings.onetool_host(),
+    )  # fmt: skip
+
+
+def status(*, path: str | None = None, db: str | None = None) -> str | list | dict:
+    """Show the project's index: where it is, its size and age, files, chunks, embeddings per model,
+    languages, and whether ChunkHound is using it right now. Tells how to index an unindexed project.
+
+    Args:
+        path: Project root (default: OT_CWD, else the current directory).
+        db: Index file or directory, relative to the project.
+
+    Returns:
+        A short report as text, or ``Error: Project not indexed. Run: chunkhound index ...``.
+
+    Example:
+        code.status()
+    """
+    from onetool_code import api, settings
+
+    return api.status(path=path, db=db, host=settings.onetool_host())

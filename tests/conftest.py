@@ -1,0 +1,107 @@
+"""Shared fixtures: a clean environment, the local embeddings server, and real indexes of the sample project."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from openai_server import EmbeddingsServer, serve  # noqa: E402
+
+from onetool_code import settings  # noqa: E402
+from onetool_code.spans import LOGGER_NAME  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE = REPO / "fixtures" / "project"
+
+
+@dataclass(frozen=True)
+class Project:
+    root: Path
+    db: Path
+    base_url: str
+
+    def digest(self) -> str:
+        """SHA-256 of the index file: read-only calls must leave it byte-identical."""
+        return sha256(self.db)
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch, tmp_path_factory):
+    """No key, project or ChunkHound setting of the machine may leak into a test."""
+    import os
+
+    for name in list(os.environ):
+        if name.startswith(("CHUNKHOUND_", "ONETOOL_CODE_")) or name in {"OPENAI_API_KEY", "OT_CWD"}:
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg")))
+
+
+class _Records(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@pytest.fixture(autouse=True)
+def spans(request):
+    """Every span record of the test; a test fails if one carries a traceback (a bug hidden behind the API's
+    error boundary), unless it is marked ``internal_error_expected``. Logging state is put back after."""
+    logger = logging.getLogger(LOGGER_NAME)
+    level, handlers, propagate = logger.level, list(logger.handlers), logger.propagate
+    handler = _Records()
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    yield handler.records
+    logger.handlers[:] = handlers
+    logger.setLevel(level)
+    logger.propagate = propagate
+    if request.node.get_closest_marker("internal_error_expected") is None:
+        broken = [r.getMessage() for r in handler.records if '"traceback"' in r.getMessage()]
+        assert not broken, f"internal error behind the boundary: {broken[0][:2000]}"
+
+
+@pytest.fixture(scope="session")
+def server() -> EmbeddingsServer:
+    with serve() as running:
+        yield running
+
+
+def build_index(root: Path, base_url: str | None, *, embeddings: bool = True) -> Path:
+    """Index ``root`` with our indexer (the test suite's one way to make an index)."""
+    from onetool_code.indexer import build_index as build
+
+    resolved = settings.resolve(path=str(root), base_url=base_url)
+    build(resolved, embeddings=embeddings, progress=False)
+    return resolved.db_path
+
+
+@pytest.fixture(scope="session")
+def sample_index(server, tmp_path_factory) -> Project:
+    """The sample project, indexed once per session with vectors from the test server. Treat as read-only."""
+    root = tmp_path_factory.mktemp("sample") / "project"
+    shutil.copytree(SAMPLE, root)
+    db = build_index(root, server.base_url)
+    return Project(root, db, server.base_url)
+
+
+@pytest.fixture
+def project(sample_index, tmp_path) -> Project:
+    """A private copy of the indexed sample project, for tests that change files or the index."""
+    root = tmp_path / "project"
+    shutil.copytree(sample_index.root, root)
+    return Project(root, root / sample_index.db.relative_to(sample_index.root), sample_index.base_url)

@@ -1,0 +1,108 @@
+"""The command line, in-process: output on stdout, one-line errors on stderr, exit codes 0/1/2."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from onetool_code import cli
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def run(capsys, *argv):
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_search_json(capsys, sample_index):
+    code, out, err = run(
+        capsys, "search", "retry with exponential backoff", "--path", str(sample_index.root),
+        "--base-url", sample_index.base_url, "--limit", "5", "--json",
+    )  # fmt: skip
+    assert (code, err) == (0, "")
+    hits = json.loads(out)
+    assert 0 < len(hits) <= 5
+    assert {"file_path", "start_line", "end_line", "chunk_type", "name", "language", "score"} <= set(hits[0])
+
+
+def test_search_with_every_option(capsys, sample_index):
+    code, out, err = run(
+        capsys, "search", "retry", "--path", str(sample_index.root), "--mode", "lexical", "--limit", "3",
+        "--offset", "1", "--language", "python|go", "--chunk-type", "function|method", "--include", "src|services",
+        "--exclude", "test", "--expand", "2", "--content", "always", "--max-bytes", "4000", "--format", "compact",
+    )  # fmt: skip
+    assert code == 0, err
+    answer = json.loads(out)
+    assert answer["count"] <= 3 and all(r["lang"] in {"python", "go"} for r in answer["results"])
+
+
+def test_batch_and_status(capsys, sample_index):
+    code, out, _ = run(capsys, "batch", "retry|cache", "--path", str(sample_index.root), "--mode", "lexical")
+    assert code == 0 and out.startswith("Found ") and "for 2 queries" in out.splitlines()[0]
+    code, out, _ = run(capsys, "status", "--path", str(sample_index.root))
+    assert code == 0 and "Files: " in out and "In use by ChunkHound: no" in out
+
+
+def test_no_results_exit_zero(capsys, sample_index):
+    assert run(capsys, "search", "zzqxv", "--path", str(sample_index.root), "--mode", "lexical")[:2] == (
+        0, "No results found for: zzqxv\n",
+    )  # fmt: skip
+
+
+def test_errors_exit_one_with_one_message_on_stderr(capsys, tmp_path):
+    code, out, err = run(capsys, "search", "x", "--path", str(tmp_path))
+    assert (code, out) == (1, "")
+    assert err.startswith("Error: Project not indexed. Run: chunkhound index ")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["search", "x", "--limit", "ten"], "Error: limit must be a whole number from 1 to 100, got 'ten'\n"),
+        (["search", "x", "--format", "xml"], "Error: argument --format: invalid choice: 'xml'"),
+        (["serch", "x"], "Error: argument COMMAND: invalid choice: 'serch'"),
+        (["search"], "Error: the following arguments are required: query"),
+        (["search", "x", "--chunk-type", "widget"], "Error: unknown chunk_type 'widget'"),
+    ],
+)
+def test_usage_errors_exit_two_in_one_line(capsys, sample_index, argv, message):
+    code, out, err = run(capsys, *argv, *(["--path", str(sample_index.root)] if argv[0] == "search" and len(argv) > 1 else []))
+    assert (code, out) == (2, "")
+    assert err.startswith(message) and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_verbose_shows_spans_on_stderr_only(capsys, sample_index):
+    code, out, err = run(capsys, "search", "retry", "--path", str(sample_index.root), "--mode", "lexical", "-v")
+    assert code == 0 and out.startswith("Found ")
+    record = json.loads(err.strip().splitlines()[-1])
+    assert record["span"] == "code.search" and record["status"] == "SUCCESS" and record["mode"] == "lexical"
+
+
+def test_pack_path_prints_the_pack_file(capsys):
+    code, out, _ = run(capsys, "pack-path")
+    assert code == 0 and Path(out.strip()).is_file() and out.strip().endswith("onetool_code/pack.py")
+
+
+def test_help_has_examples(capsys):
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["--help"])
+    out = capsys.readouterr().out
+    assert exited.value.code == 0 and "examples:" in out and "exit codes:" in out
+
+
+def test_readme_documents_every_subcommand_and_option():
+    readme = (REPO / "README.md").read_text()
+    parser = cli.build_parser()
+    commands = parser._subparsers._group_actions[0].choices
+    for name, sub in commands.items():
+        assert f"python -m onetool_code {name}" in readme, name
+        for action in sub._actions:
+            for flag in action.option_strings:
+                if flag.startswith("--") and flag != "--help":
+                    assert flag in readme, f"{name} {flag}"
+    assert re.search(r"bash scripts/demo\.sh", readme) and re.search(r"bash scripts/test\.sh", readme)

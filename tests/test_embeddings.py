@@ -1,0 +1,74 @@
+"""The embeddings request: one per call, bounded retries, and every failure a clear message (real HTTP)."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+import onetool_code
+from onetool_code.settings import OneToolHost
+
+
+def search(project, base_url, **kwargs):
+    return onetool_code.search(query="retry backoff", path=str(project.root), base_url=base_url, **kwargs)
+
+
+def count(server, route):
+    return sum(1 for r in server.embedding_requests() if r.path.startswith(f"/{route}/"))
+
+
+def test_rejected_key(sample_index, server):
+    answer = search(sample_index, server.url("fail401"))
+    assert answer == (
+        f"Error: The embeddings API at {server.url('fail401')} rejected the API key (401). "
+        "Check OPENAI_API_KEY (none)."
+    )
+
+
+def test_rate_limit_is_retried_twice_then_explained(sample_index, server):
+    before = count(server, "fail429")
+    answer = search(sample_index, server.url("fail429"))
+    assert answer.startswith(f"Error: The embeddings API at {server.url('fail429')} is rate limiting requests (429)")
+    assert count(server, "fail429") - before == 3
+
+
+def test_server_error_is_retried_twice_then_explained(sample_index, server):
+    before = count(server, "fail500")
+    answer = search(sample_index, server.url("fail500"))
+    assert answer == (
+        f"Error: The embeddings API at {server.url('fail500')} answered HTTP 500: The server had an error."
+    )
+    assert count(server, "fail500") - before == 3
+
+
+def test_a_passing_server_error_is_retried_and_the_search_succeeds(sample_index, server):
+    answer = search(sample_index, server.url("flaky500"), limit=3)
+    assert answer.startswith("Found ")
+
+
+def test_timeout(sample_index, server):
+    server.slow_seconds = 3.0
+    host = OneToolHost(get_secret=lambda name: None, tool_config={"timeout": 1, "base_url": server.url("slow")})
+    answer = onetool_code.search(query="retry", path=str(sample_index.root), host=host)
+    assert answer == f"Error: The embeddings API at {server.url('slow')} did not answer within 1 s (tried 3 times)."
+
+
+def test_unreachable_server(sample_index):
+    with socket.socket() as probe:  # a port that was free a moment ago: nothing listens there
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    answer = search(sample_index, f"http://127.0.0.1:{port}/v1")
+    assert answer.startswith(f"Error: Cannot reach the embeddings API at http://127.0.0.1:{port}/v1")
+
+
+def test_response_that_is_not_embeddings(sample_index, server):
+    answer = search(sample_index, server.url("garbage"))
+    assert answer.startswith("Error: The embeddings API at ") and "not an embeddings list" in answer
+
+
+@pytest.mark.parametrize("route", ["fail401", "fail429", "garbage"])
+def test_failures_leave_the_index_untouched(sample_index, server, route):
+    before = sample_index.digest()
+    search(sample_index, server.url(route))
+    assert sample_index.digest() == before

@@ -1,0 +1,317 @@
+"""The one formatter: merge, trim, names, content inclusion, the byte budget, and the three renderings."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import onetool_code
+from onetool_code import request
+from onetool_code.engine import Ranked
+from onetool_code.formatting import render_search
+from onetool_code.hits import Hit
+from onetool_code.shaping import display_name, merge
+
+
+def req(query="load config", **overrides):
+    args = {
+        "queries": query, "batch": False, "limit": None, "offset": None, "language": None, "chunk_type": None,
+        "include": None, "exclude": None, "expand": None, "mode": None, "content": None, "format": None,
+        "max_bytes": None, "default_limit": 10, "default_max_bytes": 5000,
+    }  # fmt: skip
+    args.update(overrides)
+    return request.parse(**args)
+
+
+def hit(path="a.py", start=1, lines=None, score=0.5, symbol="f", chunk_type="function", language="python", cid=0):
+    lines = lines if lines is not None else [f"line {start + i}" for i in range(5)]
+    return Hit(cid, path, language, chunk_type, symbol, "\n".join(lines), start, start + len(lines) - 1, score)
+
+
+def render(hits, root, **overrides):
+    return render_search(Ranked(list(hits)), req(**overrides), root)
+
+
+# --- names -----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("symbol", "shown"),
+    [
+        ("load_config", "load_config"), ("run_command_part1", "run_command"), ("Big_part1_part2", "Big"),
+        ("file_structure", ""), ("comment_line_12", ""), ("definition_line_72", ""), ("block_line_5", ""),
+        ("heading_3", ""), ("paragraph_2", ""), ("module_docstring_line_1", ""), ("", ""),
+    ],
+)  # fmt: skip
+def test_display_names(symbol, shown):
+    assert display_name(symbol) == shown
+
+
+# --- merge -----------------------------------------------------------------------------------------------
+
+
+def spans_of(groups):
+    return [[(h.start_line, h.end_line) for h in g] for g in groups]
+
+
+def test_nested_hits_merge_into_the_outer_range():
+    groups = merge([hit(start=10, lines=["x"] * 5, score=0.9), hit(start=1, lines=["y"] * 30, score=0.5)])
+    assert spans_of(groups) == [[(10, 14), (1, 30)]]
+
+
+def test_overlapping_adjacent_and_one_line_gap_merge_but_two_lines_do_not():
+    hits = [hit(start=1, lines=["a"] * 10), hit(start=8, lines=["b"] * 5), hit(start=13, lines=["c"] * 2),
+            hit(start=16, lines=["d"] * 2), hit(start=20, lines=["e"] * 2)]  # fmt: skip
+    groups = merge(hits)
+    assert [(min(h.start_line for h in g), max(h.end_line for h in g)) for g in groups] == [(1, 17), (20, 21)]
+
+
+def test_other_files_never_merge_and_rank_order_is_kept():
+    hits = [hit("b.py", 1, score=0.9), hit("a.py", 1, score=0.8), hit("b.py", 3, score=0.7)]
+    groups = merge(hits)
+    assert [[h.file_path for h in g] for g in groups] == [["b.py", "b.py"], ["a.py"]]
+
+
+def test_merged_result_has_union_range_best_score_and_all_lines(tmp_path):
+    outer = hit(start=1, lines=["class Store:", "    def get(self):", "        return 1", "", "    def put(self):",
+                                "        pass"], score=0.4, symbol="Store", chunk_type="class")  # fmt: skip
+    inner = hit(start=5, lines=["    def put(self):", "        pass"], score=0.8, symbol="put", chunk_type="method")
+    answer = render([inner, outer], tmp_path, format="json", query="put")
+    assert len(answer) == 1
+    item = answer[0]
+    assert (item["start_line"], item["end_line"], item["score"], item["name"]) == (1, 6, 0.8, "Store")
+    assert item["definitions"] == "class Store, method get, method put"
+    assert item["match_lines"] == [5]
+    assert item["content"].splitlines()[0] == "class Store:"
+
+
+def test_gap_line_comes_from_disk_when_the_file_matches(tmp_path):
+    source = ["def a():", "    return 1", "# between", "def b():", "    return 2"]
+    (tmp_path / "a.py").write_text("\n".join(source) + "\n")
+    hits = [hit(start=1, lines=source[:2], score=0.9), hit(start=4, lines=source[3:], score=0.8)]
+    item = render(hits, tmp_path, format="json")[0]
+    assert (item["start_line"], item["end_line"]) == (1, 5)
+    assert item["content"] == "\n".join(source)
+
+
+def test_blank_edge_lines_are_trimmed_and_the_range_follows(tmp_path):
+    item = render([hit(start=10, lines=["", "  ", "def f():", "    pass", "", ""])], tmp_path, format="json")[0]
+    assert (item["start_line"], item["end_line"], item["content"]) == (12, 13, "def f():\n    pass")
+
+
+def test_file_result_count_only_when_shared(tmp_path):
+    hits = [hit("a.py", 1), hit("b.py", 1), hit("a.py", 40)]
+    items = render(hits, tmp_path, format="json")
+    assert [i.get("file_result_count") for i in items] == [2, None, 2]
+
+
+# --- content inclusion -----------------------------------------------------------------------------------
+
+
+def many(n, lines=5):
+    return [hit(f"f{i}.py", 1, [f"l{j}" for j in range(lines)], score=1 - i / 100) for i in range(n)]
+
+
+def test_one_result_gets_all_its_code(tmp_path):
+    item = render(many(1, lines=400), tmp_path, format="json", max_bytes=100_000)[0]
+    assert item["content_lines"] == 400 and not item["content_truncated"] and item["content"].count("\n") == 399
+
+
+@pytest.mark.parametrize("count", [2, 3])
+def test_two_or_three_results_get_150_lines_each(tmp_path, count):
+    items = render(many(count, lines=200), tmp_path, format="json", max_bytes=100_000)
+    assert all(i["content_truncated"] and i["content"].count("\n") == 149 and i["content_lines"] == 200 for i in items)
+
+
+def test_four_results_get_no_code(tmp_path):
+    assert not any("content" in i for i in render(many(4), tmp_path, format="json"))
+
+
+def test_content_always_and_never(tmp_path):
+    assert all("content" in i for i in render(many(6), tmp_path, format="json", content="always"))
+    assert not any("content" in i for i in render(many(1), tmp_path, format="json", content="never"))
+
+
+def test_inclusion_counts_results_after_merging(tmp_path):
+    # Five hits, but four of them merge into one: two results, so both get code.
+    hits = [hit("a.py", 1, score=0.9), hit("a.py", 3), hit("a.py", 6), hit("a.py", 10), hit("b.py", 1)]
+    items = render(hits, tmp_path, format="json")
+    assert len(items) == 2 and all("content" in i for i in items)
+
+
+def test_expand_reads_context_from_disk(tmp_path):
+    source = [f"line {n}" for n in range(1, 41)]
+    (tmp_path / "a.py").write_text("\n".join(source) + "\n")
+    hits = [hit("a.py", 20, source[19:22]), hit("a.py", 2, source[1:3]) , *many(3)]
+    items = render(hits, tmp_path, format="json", expand=3)
+    first = items[0]
+    assert (first["start_line"], first["end_line"]) == (20, 22)
+    assert first["content_start_line"] == 17 and first["content"] == "\n".join(source[16:25])
+    second = items[1]
+    assert second["content_start_line"] == 1 and second["content"].startswith("line 1\n")
+
+
+def test_expand_notes_a_changed_or_missing_file(tmp_path):
+    (tmp_path / "a.py").write_text("totally different\n" * 30)
+    items = render([hit("a.py", 5), hit("gone.py", 1)], tmp_path, format="json", expand=2)
+    assert items[0]["note"] == "a.py changed since indexing; showing the indexed code"
+    assert items[1]["note"] == "gone.py no longer exists on disk; showing the indexed code"
+    assert items[0]["content"] == "\n".join(f"line {n}" for n in range(5, 10))
+
+
+def test_expand_never_reads_outside_the_project(tmp_path):
+    outside = tmp_path / "outside.py"
+    outside.write_text("\n".join(f"secret {n}" for n in range(1, 20)))
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "link.py").symlink_to(outside)
+    items = render([hit("link.py", 5, [f"secret {n}" for n in range(5, 8)])], root, format="json", expand=3)
+    assert "outside the project root" in items[0]["note"] and "secret 2" not in items[0]["content"]
+
+
+# --- budget --------------------------------------------------------------------------------------------
+
+
+def test_budget_drops_code_of_lower_results_first(tmp_path):
+    hits = [hit(f"f{i}.py", 1, [f"code line {j} " * 5 for j in range(60)], score=0.9 - i / 10) for i in range(3)]
+    answer = render(hits, tmp_path, max_bytes=5000)
+    assert len(answer.encode()) <= 5000
+    assert answer.count("```python") == 1  # only the top result keeps its code
+    assert answer.splitlines()[-1].startswith("Left out to stay within 5,000 bytes: the code of results 2-3.")
+
+
+def test_budget_trims_the_top_results_code_before_dropping_it(tmp_path):
+    answer = render([hit("big.py", 1, [f"x = {n} " * 10 for n in range(500)])], tmp_path, max_bytes=3000)
+    assert len(answer.encode()) <= 3000 and "```python" in answer
+    assert "more lines: read big.py:" in answer
+    assert "most of the code of result 1" in answer.splitlines()[-1]
+
+
+def test_budget_then_drops_previews_then_results(tmp_path):
+    hits = [hit(f"a/very/long/path/number/{i}/module_name.py", 1, ["x" * 150, "y" * 150], score=0.5) for i in range(60)]
+    answer = render(hits, tmp_path, limit=100, max_bytes=2000)
+    assert len(answer.encode()) <= 2000
+    last = answer.splitlines()[-1]
+    assert "the previews of results" in last and "results " in last and "max_bytes=4000" in last
+
+
+def test_json_budget_counts_the_serialised_list(tmp_path):
+    hits = [hit(f"f{i}.py", 1, ["z" * 100] * 3) for i in range(40)]
+    items = render(hits, tmp_path, format="json", max_bytes=3000, limit=100)
+    assert len(json.dumps(items, ensure_ascii=False, separators=(",", ":")).encode()) <= 3000
+
+
+# --- renderings ------------------------------------------------------------------------------------------
+
+
+def test_text_layout(tmp_path):
+    lines = ["def load_config(path):", "    data = read(path)", "    return parse_config(data)"]
+    hits = [hit("src/config.py", 10, lines, 0.8123, "load_config"), *many(3)]
+    answer = render(hits, tmp_path, query="load config")
+    assert answer.splitlines()[:5] == [
+        "Found 4 results for: load config",
+        "1. src/config.py:10-12  function load_config  (python, 0.81)",
+        "   defines: function load_config",
+        "   10: def load_config(path):",
+        "   12: return parse_config(data)",
+    ]
+
+
+def test_compact_uses_short_keys(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.py").write_text("import os\n\ndef load(): pass\n")
+    answer = render([hit("src/a.py", 3, ["def load(): pass"], 0.4567, "load")], tmp_path, format="compact", query="load")
+    assert answer == {
+        "query": "load", "count": 1,
+        "results": [{"loc": "src/a.py:3-3", "lang": "python", "t": "function", "n": "load", "d": "function load",
+                     "p": "def load(): pass", "m": [3], "s": 0.46, "c": "def load(): pass", "ct": False, "cl": 1}],
+    }  # fmt: skip
+
+
+def test_chunk_text_that_lost_its_indentation_is_shown_as_on_disk(tmp_path):
+    """ChunkHound's chunk text starts at the definition (no indentation, no ``export``) and drops blank lines
+    between joined pieces; lines come from disk while the file still holds the chunk."""
+    source = ["class Outer {", "  export class Inner {", "", "    run() {}", "  }", "}"]
+    (tmp_path / "a.ts").write_text("\n".join(source) + "\n")
+    chunk = Hit(1, "a.ts", "typescript", "class", "Inner", "class Inner {\n    run() {}\n  }", 2, 5, 0.5)
+    item = render([chunk], tmp_path, format="json", query="run")[0]
+    assert (item["start_line"], item["end_line"]) == (2, 5)
+    assert item["content"] == "  export class Inner {\n\n    run() {}\n  }"
+    assert item["match_lines"] == [4] and "note" not in item
+
+
+def test_a_changed_file_falls_back_to_the_indexed_code_with_a_note(tmp_path):
+    (tmp_path / "a.py").write_text("something else entirely\n" * 10)
+    item = render([hit("a.py", 2, ["def f():", "    return 1"])], tmp_path, format="json")[0]
+    assert item["content"] == "def f():\n    return 1"
+    assert item["note"] == "a.py changed since indexing; showing the indexed code"
+
+
+def test_no_results(tmp_path):
+    assert render([], tmp_path, query="nothing here") == "No results found for: nothing here"
+    assert render([], tmp_path, format="json") == []
+
+
+# --- invariants over many inputs -----------------------------------------------------------------------
+
+line_text = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=120)
+
+
+@st.composite
+def hit_lists(draw):
+    hits = []
+    for i in range(draw(st.integers(0, 25))):
+        start = draw(st.integers(1, 300))
+        lines = draw(st.lists(line_text, min_size=1, max_size=40))
+        path = draw(st.sampled_from(["a.py", "b/c.ts", "déjà/vu.go", "x" * 80 + ".rs"]))
+        hits.append(hit(path, start, lines, score=draw(st.floats(0, 1)), cid=i))
+    return hits
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    hits=hit_lists(),
+    max_bytes=st.integers(500, 8000),
+    fmt=st.sampled_from(["text", "json", "compact"]),
+    content=st.sampled_from(["auto", "always", "never"]),
+    query=st.text(min_size=1, max_size=300).filter(str.strip),
+)
+def test_invariants(tmp_path, hits, max_bytes, fmt, content, query):
+    answer = render(hits, tmp_path, format=fmt, content=content, max_bytes=max_bytes, query=query, limit=100)
+    size = len(answer.encode()) if isinstance(answer, str) else len(
+        json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode()
+    )
+    assert size <= max_bytes
+    items = render(hits, tmp_path, format="json", content=content, max_bytes=1_000_000, query=query, limit=100)
+    covered = {}
+    for h in hits:
+        covered.setdefault(h.file_path, set()).update(range(h.start_line, h.end_line + 1))
+    ranges = {}
+    for item in items:
+        assert item["start_line"] <= item["end_line"]
+        assert set(range(item["start_line"], item["end_line"] + 1)) <= covered[item["file_path"]] | set(
+            range(item["start_line"], item["end_line"] + 1)
+        )
+        for number in item.get("match_lines", []):
+            assert item["start_line"] <= number <= item["end_line"]
+        assert item.get("match_lines", []) == sorted(item.get("match_lines", []))[:8]
+        ranges.setdefault(item["file_path"], []).append((item["start_line"], item["end_line"]))
+    for spans in ranges.values():
+        spans.sort()
+        assert all(a[1] < b[0] for a, b in zip(spans, spans[1:], strict=False)), spans
+
+
+def test_real_hits_from_the_sample_index(sample_index):
+    """On real hits: ranges inside the files, match lines inside ranges, the default answer under 5,000 bytes."""
+    for query in ["retry with exponential backoff", "parse configuration file", "UserSession", "LoanService"]:
+        items = onetool_code.search(query=query, path=str(sample_index.root), base_url=sample_index.base_url, format="json")
+        for item in items:
+            file_lines = (sample_index.root / item["file_path"]).read_text().splitlines()
+            assert 1 <= item["start_line"] <= item["end_line"] <= len(file_lines)
+            assert file_lines[item["start_line"] - 1].strip() and file_lines[item["end_line"] - 1].strip()
+            assert all(item["start_line"] <= n <= item["end_line"] for n in item.get("match_lines", []))
+        text = onetool_code.search(query=query, path=str(sample_index.root), base_url=sample_index.base_url)
+        assert len(text.encode()) <= 5000

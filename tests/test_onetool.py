@@ -1,0 +1,91 @@
+"""End to end through the real OneTool 2.2.2: an MCP stdio server with our pack, driven by the mcp client."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tooling.onetool_env import ensure_onetool
+
+import onetool_code
+
+pytestmark = pytest.mark.onetool
+
+REPO = Path(__file__).resolve().parent.parent
+PACK_FILE = REPO / "onetool_code" / "pack.py"
+KEY = "sk-e2e-test-key-do-not-log"
+
+
+@pytest.fixture(scope="module")
+def onetool_env():
+    return ensure_onetool(REPO)
+
+
+@pytest.fixture(scope="module")
+def agent(onetool_env, sample_index, tmp_path_factory):
+    """An agent's view: OneTool with our pack, the key in secrets.yaml, OT_CWD at the indexed project."""
+    config_dir = tmp_path_factory.mktemp("onetool")
+    with onetool_env.serve(
+        config_dir,
+        tools_dir=[PACK_FILE],
+        secrets={"OPENAI_API_KEY": KEY},
+        tool_config={"base_url": sample_index.base_url, "limit": 8},
+        env={"OT_CWD": str(sample_index.root)},
+    ) as client:
+        yield client
+
+
+def test_tools_list_shows_run(agent):
+    assert [tool["name"] for tool in agent.list_tools()] == ["run"]
+
+
+def test_status(agent, sample_index):
+    body = agent.run("code.status()").body
+    assert body.startswith(f"Project: {sample_index.root}\nIndex: {sample_index.db} (")
+    assert "In use by ChunkHound: no" in body
+
+
+def test_search_is_inline_and_exactly_the_librarys_answer(agent, sample_index, server, monkeypatch):
+    result = agent.run('code.search(query="retry with exponential backoff")')
+    assert "<external-content-" in result.text and '"handle"' not in result.text
+    assert server.embedding_requests()[-1].authorization == f"Bearer {KEY}"  # the key came from OneTool
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    expected = onetool_code.search(
+        query="retry with exponential backoff", path=str(sample_index.root), base_url=sample_index.base_url, limit=8
+    )
+    assert result.body == expected
+    assert len(result.body.encode()) <= 5000 and "Found " in result.body
+
+
+def test_keyword_prefixes_and_batch(agent):
+    assert agent.run('code.search(q="rate limiter", lim=2)').body.startswith("Found ")
+    body = agent.run('code.search_batch(queries="rate limiter|cache eviction")').body
+    assert body.startswith("Found ") and "for 2 queries" in body.splitlines()[0]
+
+
+def test_bad_arguments_come_back_as_error_text(agent):
+    assert agent.run('code.search(query="x", limit=0)').body == (
+        "Error: limit must be a whole number from 1 to 100, got 0"
+    )
+    assert agent.run('code.search(query="x", chunk_type="widget")').body.startswith("Error: unknown chunk_type")
+
+
+def test_spans_reach_onetools_log_and_the_key_does_not(agent):
+    agent.run('code.search(query="cache", mode="lexical")')
+    log = agent.log_text()
+    assert '"span": "code.search"' in log and '"status": "SUCCESS"' in log
+    assert KEY not in log
+
+
+def test_help_shows_our_docstrings(agent):
+    assert "Search the project's code by meaning" in agent.run('ot.help(query="code.search")').body
+    info = agent.run('ot.tool_info(name="code.search")').body
+    assert "exclude" in info and "Search the project's code by meaning" in info
+
+
+def test_without_a_key_the_agent_is_told_what_to_do(onetool_env, sample_index, tmp_path):
+    with onetool_env.serve(tmp_path, tools_dir=[PACK_FILE], env={"OT_CWD": str(sample_index.root)}) as client:
+        body = client.run('code.search(query="retry")').body
+    assert body.startswith(
+        "Error: OPENAI_API_KEY not configured in secrets.yaml (required for code search embeddings)."
+    )

@@ -1,0 +1,348 @@
+"""The search engine end to end through the library: real index, real openai client, real test server."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+import duckdb
+import numpy as np
+import pytest
+from openai_server import vector_for
+
+import onetool_code
+from onetool_code import engine, request, schema, settings
+
+QUERY = "retry with exponential backoff"
+
+
+def search(project, **kwargs):
+    kwargs.setdefault("path", str(project.root))
+    kwargs.setdefault("base_url", project.base_url)
+    return onetool_code.search(**kwargs)
+
+
+def ranked(project, query, **kwargs):
+    """The engine's ranked hits (before merging and formatting)."""
+    resolved = settings.resolve(path=str(project.root), base_url=project.base_url)
+    req = request.parse(
+        queries=query, batch=False, limit=kwargs.pop("limit", 10), offset=kwargs.pop("offset", 0),
+        language=kwargs.pop("language", None), chunk_type=kwargs.pop("chunk_type", None),
+        include=kwargs.pop("include", None), exclude=kwargs.pop("exclude", None), expand=None,
+        mode=kwargs.pop("mode", "semantic"), content=None, format=None, max_bytes=None,
+        default_limit=10, default_max_bytes=5000,
+    )  # fmt: skip
+    return engine.run(resolved, req)
+
+
+def chunkhound_sql(db, query, limit=10, offset=0):
+    """ChunkHound's own semantic query, verbatim from its source of truth (chunkhound-index.md)."""
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        rows = con.execute(
+            """SELECT c.id, c.symbol, c.code, c.chunk_type, c.start_line, c.end_line, f.path, f.language,
+                   array_cosine_similarity(e.embedding, ?::FLOAT[1536]) AS similarity
+            FROM embeddings_1536 e JOIN chunks c ON e.chunk_id = c.id JOIN files f ON c.file_id = f.id
+            WHERE e.provider = ? AND e.model = ?
+            ORDER BY similarity DESC LIMIT ? OFFSET ?""",
+            [vector_for(query).tolist(), "openai", "text-embedding-3-small", limit, offset],
+        ).fetchall()
+    finally:
+        con.close()
+    return [(r[6], r[4], r[5], r[8]) for r in rows]
+
+
+@pytest.mark.parametrize("query", [QUERY, "parse configuration file", "UserSession", "rate limiter", "LoanService"])
+def test_semantic_ranking_is_chunkhounds(sample_index, query):
+    ours = [(h.file_path, h.start_line, h.end_line, h.score) for h in ranked(sample_index, query).hits]
+    theirs = chunkhound_sql(sample_index.db, query)
+    assert [o[:3] for o in ours] == [t[:3] for t in theirs] or _only_ties_differ(ours, theirs)
+    assert np.allclose([o[3] for o in ours], [t[3] for t in theirs], atol=1e-6)
+
+
+def _only_ties_differ(ours, theirs):
+    """ChunkHound leaves ties unordered; ours breaks them by path then line: same multiset per score."""
+    group = lambda rows: sorted((round(r[3], 6), r[:3]) for r in rows)  # noqa: E731
+    return group(ours) == group(theirs)
+
+
+def test_search_answers_with_locations_and_leaves_the_index_untouched(sample_index, server):
+    before = sample_index.digest()
+    requests_before = len(server.embedding_requests())
+    answer = search(sample_index, query=QUERY)
+    assert answer.startswith(f"Found ") and f"for: {QUERY}" in answer.splitlines()[0]
+    assert "src/bookshelf/retry.py:" in answer
+    assert len(server.embedding_requests()) == requests_before + 1
+    assert sample_index.digest() == before
+
+
+def test_batch_embeds_all_queries_in_one_request(sample_index, server):
+    before = len(server.embedding_requests())
+    answer = onetool_code.search_batch(
+        queries="rate limiter|cache eviction|parse configuration file", path=str(sample_index.root),
+        base_url=sample_index.base_url, format="json",
+    )  # fmt: skip
+    requests = server.embedding_requests()[before:]
+    assert len(requests) == 1
+    assert requests[0].body["input"] == ["rate limiter", "cache eviction", "parse configuration file"]
+    assert 0 < len(answer) <= 10
+    found_by = {q for item in answer for q in item["queries"]}
+    assert found_by == {1, 2, 3}
+
+
+def test_batch_total_cap_and_dedupe(sample_index):
+    answer = onetool_code.search_batch(
+        queries=["retry backoff", "retry with exponential backoff"], path=str(sample_index.root),
+        base_url=sample_index.base_url, limit=4, format="json", content="never",
+    )  # fmt: skip
+    locations = [(a["file_path"], a["start_line"], a["end_line"]) for a in answer]
+    assert len(locations) == len(set(locations)) <= 4
+    assert any(a["queries"] == [1, 2] for a in answer)
+
+
+def test_offset_pages_do_not_overlap(sample_index):
+    first = ranked(sample_index, QUERY, limit=5)
+    second = ranked(sample_index, QUERY, limit=5, offset=5)
+    assert first.next_offset == 5
+    assert {h.key for h in first.hits}.isdisjoint({h.key for h in second.hits})
+    both = ranked(sample_index, QUERY, limit=10).hits
+    assert [h.key for h in both] == [h.key for h in first.hits + second.hits]
+
+
+def test_limit_one_means_one(sample_index):
+    assert len(ranked(sample_index, QUERY, limit=1).hits) == 1
+
+
+def test_language_filter_with_aliases(sample_index):
+    hits = ranked(sample_index, QUERY, language="golang|RS").hits
+    assert hits and {h.language for h in hits} <= {"go", "rust"}
+
+
+def test_language_absent_from_index_is_explained(sample_index):
+    answer = search(sample_index, query=QUERY, language="kotlin")
+    assert answer.startswith("Error: no files in language kotlin in this index; it holds: python (")
+
+
+def test_chunk_type_filter(sample_index):
+    hits = ranked(sample_index, QUERY, chunk_type="function|method").hits
+    assert hits and {h.chunk_type for h in hits} <= {"function", "method"}
+
+
+def test_include_and_exclude_are_case_insensitive_substrings(sample_index):
+    hits = ranked(sample_index, "search books by title", exclude="TEST|Mock").hits
+    assert hits and not any("test" in h.file_path.lower() or "mock" in h.file_path.lower() for h in hits)
+    hits = ranked(sample_index, "search books by title", include="SERVICES/|indexer/").hits
+    assert hits and all(h.file_path.startswith(("services/", "indexer/")) for h in hits)
+
+
+@pytest.mark.parametrize("pattern", ["%", "_", "'", '"', "\\", "%' OR 1=1 --"])
+def test_sql_wildcards_and_quotes_in_path_patterns_are_literal(sample_index, pattern):
+    before = sample_index.digest()
+    assert ranked(sample_index, QUERY, include=pattern).hits == []
+    assert len(ranked(sample_index, QUERY, exclude=pattern).hits) == 10
+    assert sample_index.digest() == before
+
+
+def test_lexical_mode_needs_no_key_and_no_server(sample_index, server):
+    before = len(server.requests)
+    answer = onetool_code.search(query="load_config", path=str(sample_index.root), mode="lexical", format="json")
+    assert answer and answer[0]["file_path"] == "src/bookshelf/config.py"
+    assert "load_config" in answer[0]["definitions"] or "load_config" in answer[0]["name"]
+    assert len(server.requests) == before
+
+
+def test_lexical_query_without_words(sample_index):
+    answer = onetool_code.search(query="a + b", path=str(sample_index.root), mode="lexical")
+    assert answer.startswith("Error: query 'a + b' has no word of two or more")
+
+
+def test_no_results_is_not_an_error(sample_index):
+    answer = onetool_code.search(query="zzqxv", path=str(sample_index.root), mode="lexical")
+    assert answer == "No results found for: zzqxv"
+
+
+def test_missing_key_message(sample_index):
+    answer = onetool_code.search(query=QUERY, path=str(sample_index.root))
+    assert answer.startswith(
+        "Error: OPENAI_API_KEY not configured in secrets.yaml (required for code search embeddings)."
+    )
+    assert 'mode="lexical"' in answer
+
+
+def test_json_errors_are_objects(sample_index):
+    assert onetool_code.search(query="", path=str(sample_index.root), format="json") == {
+        "error": 'query is empty: say what code you are looking for, e.g. query="parse config file"'
+    }
+
+
+def test_unknown_and_missing_arguments_are_errors_not_exceptions(sample_index):
+    assert onetool_code.search(qurey="x").startswith("Error: unknown argument qurey; valid: query, path")
+    assert onetool_code.search_batch().startswith("Error: missing required argument queries")
+
+
+# --- the index: missing, foreign, broken, locked -------------------------------------------------------
+
+
+def test_not_indexed(tmp_path):
+    answer = onetool_code.search(query=QUERY, path=str(tmp_path))
+    assert answer == (
+        f"Error: Project not indexed. Run: chunkhound index {tmp_path.resolve()}\n"
+        f"Expected database at: {tmp_path.resolve()}/.chunkhound/db/chunks.db\n"
+        f"(or build a compatible index with: python -m onetool_code index {tmp_path.resolve()})"
+    )
+    assert onetool_code.status(path=str(tmp_path)).startswith("Error: Project not indexed.")
+
+
+def test_db_pointing_at_a_text_file(tmp_path):
+    (tmp_path / "notes.db").write_text("hello, not a database\n" * 100)
+    before = (tmp_path / "notes.db").read_bytes()
+    answer = onetool_code.search(query=QUERY, path=str(tmp_path), db="notes.db", mode="lexical")
+    assert answer.startswith(f"Error: {tmp_path.resolve()}/notes.db is not a readable DuckDB index file")
+    assert (tmp_path / "notes.db").read_bytes() == before
+
+
+def test_db_pointing_at_a_directory_uses_its_chunks_db(sample_index, tmp_path):
+    assert onetool_code.search(query=QUERY, path=str(tmp_path), db=str(sample_index.db.parent), mode="lexical").startswith("Found")
+    (tmp_path / "dir.db").mkdir()
+    answer = onetool_code.search(query=QUERY, path=str(tmp_path), db="dir.db", mode="lexical")
+    assert answer.startswith(f"Error: {tmp_path.resolve()}/dir.db is a directory, not an index file")
+
+
+def test_db_missing_path(tmp_path):
+    answer = onetool_code.search(query=QUERY, path=str(tmp_path), db="nowhere/x.db", mode="lexical")
+    assert answer.startswith("Error: Project not indexed.") and f"{tmp_path.resolve()}/nowhere/x.db" in answer
+
+
+def test_truncated_index(project):
+    data = project.db.read_bytes()
+    project.db.write_bytes(data[: len(data) // 3])
+    answer = search(project, query=QUERY, mode="lexical")
+    assert answer.startswith("Error: ") and str(project.db) in answer and "Traceback" not in answer
+
+
+def test_foreign_duckdb_without_chunkhound_tables(tmp_path):
+    db = tmp_path / "other.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE things (id INTEGER)")
+    con.close()
+    answer = onetool_code.search(query=QUERY, path=str(tmp_path), db="other.duckdb", mode="lexical")
+    assert answer == f"Error: {db.resolve()} is not a ChunkHound index: it has no 'files' table."
+
+
+def test_missing_column_is_named(project):
+    con = duckdb.connect(str(project.db))
+    con.execute("ALTER TABLE chunks RENAME COLUMN code TO source")
+    con.close()
+    assert search(project, query=QUERY, mode="lexical") == (
+        f"Error: {project.db} is not a ChunkHound index: table 'chunks' lacks column(s) code."
+    )
+
+
+def make_index(db, dims, provider, model, texts):
+    """A tiny index with ChunkHound's DDL and vectors of one provider/model."""
+    db.parent.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect(str(db))
+    for statement in (*schema.SCHEMA_DDL, *schema.embedding_ddl(dims)):
+        con.execute(statement)
+    con.execute("INSERT INTO files (path, name, extension, language) VALUES ('a.py', 'a.py', 'py', 'python')")
+    for i, text in enumerate(texts, start=1):
+        con.execute(
+            "INSERT INTO chunks (file_id, chunk_type, symbol, code, start_line, end_line, language) "
+            "VALUES (1, 'function', ?, ?, ?, ?, 'python')",
+            [f"f{i}", text, i * 10, i * 10 + 2],
+        )
+        con.execute(
+            f"INSERT INTO {schema.embedding_table(dims)} (chunk_id, provider, model, embedding) VALUES (?, ?, ?, ?)",
+            [i, provider, model, vector_for(text, dims).tolist()],
+        )
+    con.close()
+
+
+def test_index_with_only_other_model_vectors_lists_them(tmp_path, server):
+    db = tmp_path / ".chunkhound" / "db" / "chunks.db"
+    make_index(db, 3072, "openai", "text-embedding-3-large", ["def a(): pass", "def b(): pass"])
+    before = db.read_bytes()
+    answer = onetool_code.search(query=QUERY, path=str(tmp_path), base_url=server.base_url)
+    assert answer == (
+        "Error: The index holds no vectors for openai/text-embedding-3-small. It holds: "
+        "openai/text-embedding-3-large, 3072 dims (2 chunks). Search with that model (model=..., provider=..., "
+        "base_url=... or the project's .chunkhound.json), or re-index with the configured one."
+    )
+    found = onetool_code.search(
+        query="def a", path=str(tmp_path), base_url=server.base_url, model="text-embedding-3-large", format="json"
+    )
+    assert found[0]["name"] == "f1"
+    assert db.read_bytes() == before
+
+
+def test_model_from_chunkhound_json_is_used(tmp_path, server):
+    make_index(tmp_path / ".chunkhound" / "db" / "chunks.db", 3072, "openai", "text-embedding-3-large", ["x = 1"])
+    (tmp_path / ".chunkhound.json").write_text(
+        json.dumps({"embedding": {"model": "text-embedding-3-large", "base_url": server.base_url}})
+    )
+    answer = onetool_code.search(query="x", path=str(tmp_path), format="json")
+    assert answer[0]["file_path"] == "a.py"
+    assert server.embedding_requests()[-1].body["model"] == "text-embedding-3-large"
+
+
+def test_index_without_embeddings(tmp_path):
+    db = tmp_path / ".chunkhound" / "db" / "chunks.db"
+    make_index(db, 1536, "openai", "text-embedding-3-small", [])
+    answer = onetool_code.search(query=QUERY, path=str(tmp_path), base_url="http://127.0.0.1:9/v1")
+    assert answer.startswith(f"Error: The index {db} holds no embeddings at all")
+
+
+def _hold_write_lock(db):
+    """A separate process holding the index read-write, as ChunkHound's indexer or MCP server does."""
+    code = (
+        "import duckdb, sys, time; con = duckdb.connect(sys.argv[1]); print('ready', flush=True); time.sleep(60)"
+    )
+    holder = subprocess.Popen([sys.executable, "-c", code, str(db)], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "ready"
+    return holder
+
+
+def test_locked_index_gives_a_clear_error_at_once(project):
+    holder = _hold_write_lock(project.db)
+    try:
+        started = time.perf_counter()
+        answer = search(project, query=QUERY)
+        elapsed = time.perf_counter() - started
+        status = onetool_code.status(path=str(project.root))
+    finally:
+        holder.kill()
+        holder.wait()
+    assert answer.startswith(f"Error: the index is in use by ChunkHound (python")
+    assert f"PID {holder.pid})" in answer and "--read-only" in answer
+    assert elapsed < 2.0
+    assert f"In use: yes, the index is in use by ChunkHound" in status
+
+
+def test_connection_is_closed_after_every_call(project):
+    """A writer can open the index right after each kind of call: we keep no connection."""
+    search(project, query=QUERY)
+    onetool_code.search_batch(queries="a b|c d", path=str(project.root), base_url=project.base_url)
+    onetool_code.status(path=str(project.root))
+    search(project, query="oops", limit=0)
+    writer = subprocess.run(
+        [sys.executable, "-c", "import duckdb, sys; duckdb.connect(sys.argv[1]).close(); print('ok')", str(project.db)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert writer.stdout.strip() == "ok", writer.stderr
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"query": ""}, {"query": "x" * 2001}, {"limit": 0}, {"limit": 101}, {"limit": "ten"},
+        {"chunk_type": "widget"}, {"language": "klingon"}, {"exclude": "%_'\""}, {"db": "missing.db"},
+    ],
+)  # fmt: skip
+def test_bad_input_never_changes_the_index(sample_index, bad):
+    before = sample_index.digest()
+    args = {"query": QUERY, **bad}
+    answer = search(sample_index, **args)
+    assert isinstance(answer, str) and "Traceback" not in answer
+    assert sample_index.digest() == before
