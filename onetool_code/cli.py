@@ -85,7 +85,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # --help (0) or a usage error (2), already printed by argparse
+        return int(exc.code or 0)
     if args.command == "pack-path":
         print(Path(__file__).with_name("pack.py"))
         return 0

@@ -72,7 +72,9 @@ def _request(client: object, texts: list[str], settings: Settings) -> list[np.nd
         raise EmbeddingError(f"The embeddings API at {where} does not know model {settings.model!r} (404).") from exc
     except openai.APIStatusError as exc:
         raise EmbeddingError(f"The embeddings API at {where} answered HTTP {exc.status_code}: {_message(exc)}") from exc
-    except openai.APIResponseValidationError as exc:
+    except (openai.APIResponseValidationError, AttributeError, TypeError, ValueError) as exc:
+        # A 200 whose body is not an embeddings list (an HTML error page from a proxy, say) fails inside the
+        # client's own parsing with whatever error that happens to raise.
         raise EmbeddingError(f"The embeddings API at {where} sent a response that is not an embeddings list.") from exc
     data = getattr(response, "data", None)
     if not isinstance(data, list) or len(data) != len(texts):

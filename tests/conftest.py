@@ -13,10 +13,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from openai_server import EmbeddingsServer, serve  # noqa: E402
+from openai_server import EmbeddingsServer, serve
 
-from onetool_code import settings  # noqa: E402
-from onetool_code.spans import LOGGER_NAME  # noqa: E402
+from onetool_code import settings
+from onetool_code.spans import LOGGER_NAME
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "fixtures" / "project"

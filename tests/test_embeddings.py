@@ -21,8 +21,7 @@ def count(server, route):
 def test_rejected_key(sample_index, server):
     answer = search(sample_index, server.url("fail401"))
     assert answer == (
-        f"Error: The embeddings API at {server.url('fail401')} rejected the API key (401). "
-        "Check OPENAI_API_KEY (none)."
+        f"Error: The embeddings API at {server.url('fail401')} rejected the API key (401). Check OPENAI_API_KEY (none)."
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -145,7 +146,7 @@ def test_inclusion_counts_results_after_merging(tmp_path):
 def test_expand_reads_context_from_disk(tmp_path):
     source = [f"line {n}" for n in range(1, 41)]
     (tmp_path / "a.py").write_text("\n".join(source) + "\n")
-    hits = [hit("a.py", 20, source[19:22]), hit("a.py", 2, source[1:3]) , *many(3)]
+    hits = [hit("a.py", 20, source[19:22]), hit("a.py", 2, source[1:3]), *many(3)]
     items = render(hits, tmp_path, format="json", expand=3)
     first = items[0]
     assert (first["start_line"], first["end_line"]) == (20, 22)
@@ -211,10 +212,10 @@ def test_text_layout(tmp_path):
     lines = ["def load_config(path):", "    data = read(path)", "    return parse_config(data)"]
     hits = [hit("src/config.py", 10, lines, 0.8123, "load_config"), *many(3)]
     answer = render(hits, tmp_path, query="load config")
-    assert answer.splitlines()[:5] == [
+    # The definitions say nothing the result line does not: no "defines:" line.
+    assert answer.splitlines()[:4] == [
         "Found 4 results for: load config",
         "1. src/config.py:10-12  function load_config  (python, 0.81)",
-        "   defines: function load_config",
         "   10: def load_config(path):",
         "   12: return parse_config(data)",
     ]
@@ -223,7 +224,9 @@ def test_text_layout(tmp_path):
 def test_compact_uses_short_keys(tmp_path):
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "a.py").write_text("import os\n\ndef load(): pass\n")
-    answer = render([hit("src/a.py", 3, ["def load(): pass"], 0.4567, "load")], tmp_path, format="compact", query="load")
+    answer = render(
+        [hit("src/a.py", 3, ["def load(): pass"], 0.4567, "load")], tmp_path, format="compact", query="load"
+    )
     assert answer == {
         "query": "load", "count": 1,
         "results": [{"loc": "src/a.py:3-3", "lang": "python", "t": "function", "n": "load", "d": "function load",
@@ -281,8 +284,10 @@ def hit_lists(draw):
 )
 def test_invariants(tmp_path, hits, max_bytes, fmt, content, query):
     answer = render(hits, tmp_path, format=fmt, content=content, max_bytes=max_bytes, query=query, limit=100)
-    size = len(answer.encode()) if isinstance(answer, str) else len(
-        json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode()
+    size = (
+        len(answer.encode())
+        if isinstance(answer, str)
+        else len(json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode())
     )
     assert size <= max_bytes
     items = render(hits, tmp_path, format="json", content=content, max_bytes=1_000_000, query=query, limit=100)
@@ -301,13 +306,15 @@ def test_invariants(tmp_path, hits, max_bytes, fmt, content, query):
         ranges.setdefault(item["file_path"], []).append((item["start_line"], item["end_line"]))
     for spans in ranges.values():
         spans.sort()
-        assert all(a[1] < b[0] for a, b in zip(spans, spans[1:], strict=False)), spans
+        assert all(a[1] < b[0] for a, b in itertools.pairwise(spans)), spans
 
 
 def test_real_hits_from_the_sample_index(sample_index):
     """On real hits: ranges inside the files, match lines inside ranges, the default answer under 5,000 bytes."""
     for query in ["retry with exponential backoff", "parse configuration file", "UserSession", "LoanService"]:
-        items = onetool_code.search(query=query, path=str(sample_index.root), base_url=sample_index.base_url, format="json")
+        items = onetool_code.search(
+            query=query, path=str(sample_index.root), base_url=sample_index.base_url, format="json"
+        )
         for item in items:
             file_lines = (sample_index.root / item["file_path"]).read_text().splitlines()
             assert 1 <= item["start_line"] <= item["end_line"] <= len(file_lines)

@@ -25,7 +25,9 @@ def _preview(content: str, query: str | None) -> str:
 
 
 def test_preview_shows_matching_line():
-    content = "import React from 'react'\nimport { cn } from '@/lib/utils'\n\n\nexport function UserAvatar({\n  size,\n})"
+    content = (
+        "import React from 'react'\nimport { cn } from '@/lib/utils'\n\n\nexport function UserAvatar({\n  size,\n})"
+    )
     assert "export function UserAvatar({" in _preview(content, "UserAvatar")
     assert "import React" not in _preview(content, "UserAvatar")
 

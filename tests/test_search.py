@@ -72,7 +72,7 @@ def test_search_answers_with_locations_and_leaves_the_index_untouched(sample_ind
     before = sample_index.digest()
     requests_before = len(server.embedding_requests())
     answer = search(sample_index, query=QUERY)
-    assert answer.startswith(f"Found ") and f"for: {QUERY}" in answer.splitlines()[0]
+    assert answer.startswith("Found ") and f"for: {QUERY}" in answer.splitlines()[0]
     assert "src/bookshelf/retry.py:" in answer
     assert len(server.embedding_requests()) == requests_before + 1
     assert sample_index.digest() == before
@@ -137,7 +137,7 @@ def test_include_and_exclude_are_case_insensitive_substrings(sample_index):
     assert hits and all(h.file_path.startswith(("services/", "indexer/")) for h in hits)
 
 
-@pytest.mark.parametrize("pattern", ["%", "_", "'", '"', "\\", "%' OR 1=1 --"])
+@pytest.mark.parametrize("pattern", ["%", "%_%", "'", '"', "\\", "%' OR 1=1 --"])
 def test_sql_wildcards_and_quotes_in_path_patterns_are_literal(sample_index, pattern):
     before = sample_index.digest()
     assert ranked(sample_index, QUERY, include=pattern).hits == []
@@ -204,7 +204,9 @@ def test_db_pointing_at_a_text_file(tmp_path):
 
 
 def test_db_pointing_at_a_directory_uses_its_chunks_db(sample_index, tmp_path):
-    assert onetool_code.search(query=QUERY, path=str(tmp_path), db=str(sample_index.db.parent), mode="lexical").startswith("Found")
+    assert onetool_code.search(
+        query=QUERY, path=str(tmp_path), db=str(sample_index.db.parent), mode="lexical"
+    ).startswith("Found")
     (tmp_path / "dir.db").mkdir()
     answer = onetool_code.search(query=QUERY, path=str(tmp_path), db="dir.db", mode="lexical")
     assert answer.startswith(f"Error: {tmp_path.resolve()}/dir.db is a directory, not an index file")
@@ -231,12 +233,16 @@ def test_foreign_duckdb_without_chunkhound_tables(tmp_path):
     assert answer == f"Error: {db.resolve()} is not a ChunkHound index: it has no 'files' table."
 
 
-def test_missing_column_is_named(project):
-    con = duckdb.connect(str(project.db))
-    con.execute("ALTER TABLE chunks RENAME COLUMN code TO source")
+def test_missing_column_is_named(tmp_path):
+    db = tmp_path / "odd.db"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE files (id INTEGER, path TEXT, language TEXT)")
+    con.execute(
+        "CREATE TABLE chunks (id INTEGER, file_id INTEGER, chunk_type TEXT, symbol TEXT, start_line INTEGER, end_line INTEGER)"
+    )
     con.close()
-    assert search(project, query=QUERY, mode="lexical") == (
-        f"Error: {project.db} is not a ChunkHound index: table 'chunks' lacks column(s) code."
+    assert onetool_code.search(query=QUERY, path=str(tmp_path), db="odd.db", mode="lexical") == (
+        f"Error: {db.resolve()} is not a ChunkHound index: table 'chunks' lacks column(s) code."
     )
 
 
@@ -296,9 +302,7 @@ def test_index_without_embeddings(tmp_path):
 
 def _hold_write_lock(db):
     """A separate process holding the index read-write, as ChunkHound's indexer or MCP server does."""
-    code = (
-        "import duckdb, sys, time; con = duckdb.connect(sys.argv[1]); print('ready', flush=True); time.sleep(60)"
-    )
+    code = "import duckdb, sys, time; con = duckdb.connect(sys.argv[1]); print('ready', flush=True); time.sleep(60)"
     holder = subprocess.Popen([sys.executable, "-c", code, str(db)], stdout=subprocess.PIPE, text=True)
     assert holder.stdout.readline().strip() == "ready"
     return holder
@@ -314,10 +318,11 @@ def test_locked_index_gives_a_clear_error_at_once(project):
     finally:
         holder.kill()
         holder.wait()
-    assert answer.startswith(f"Error: the index is in use by ChunkHound (python")
+        holder.stdout.close()
+    assert answer.startswith("Error: the index is in use by ChunkHound (python")
     assert f"PID {holder.pid})" in answer and "--read-only" in answer
     assert elapsed < 2.0
-    assert f"In use: yes, the index is in use by ChunkHound" in status
+    assert "In use: yes, the index is in use by ChunkHound" in status
 
 
 def test_connection_is_closed_after_every_call(project):

@@ -71,7 +71,9 @@ def test_explicit_db_wins_and_may_name_a_directory(tmp_path):
 def test_embedding_settings_precedence(tmp_path, monkeypatch):
     monkeypatch.setenv("CHUNKHOUND_EMBEDDING__MODEL", "from-env")
     assert settings.resolve(path=str(tmp_path)).model == "from-env"
-    (tmp_path / ".chunkhound.json").write_text(json.dumps({"embedding": {"model": "from-json", "base_url": "http://j"}}))
+    (tmp_path / ".chunkhound.json").write_text(
+        json.dumps({"embedding": {"model": "from-json", "base_url": "http://j"}})
+    )
     assert settings.resolve(path=str(tmp_path)).model == "from-json"
     host = OneToolHost(get_secret=lambda name: None, tool_config={"model": "from-pack"})
     assert settings.resolve(path=str(tmp_path), host=host).model == "from-pack"
@@ -126,7 +128,7 @@ def test_broken_config_files_name_the_file_not_the_content(tmp_path):
 
 def test_pack_settings_are_validated(tmp_path):
     host = OneToolHost(get_secret=lambda name: None, tool_config={"limit": "many"})
-    with pytest.raises(OneToolCodeError, match="tools.code.limit"):
+    with pytest.raises(OneToolCodeError, match=r"tools\.code\.limit"):
         settings.resolve(path=str(tmp_path), host=host)
     host = OneToolHost(get_secret=lambda name: None, tool_config={"limit": 25, "max_bytes": 8000, "db": "x.db"})
     resolved = settings.resolve(path=str(tmp_path), host=host)

@@ -1,0 +1,606 @@
+"""The vector cache answers exactly as ChunkHound's SQL path does, notices a changed index, never holds the lock.
+
+Real DuckDB files with ChunkHound's DDL from ``schema.py``: a small index of the sample project (vectors from
+the test server's function, so the library can be driven end to end) and a generated index of 50,000 chunks
+with clusters, exact duplicates (ties), zero and NULL vectors, a second model and orphan vectors.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+import shutil
+import subprocess
+import sys
+import threading
+import tracemalloc
+from collections.abc import Sequence
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pytest
+from openai_server import vector_for
+
+import onetool_code
+from onetool_code import cache, index, schema
+from onetool_code.errors import IndexUnreadableError
+from onetool_code.hits import Hit
+from onetool_code.schema import Filters
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE = REPO / "fixtures" / "project"
+TOLERANCE = 1e-5
+
+# -- Building indexes with ChunkHound's DDL -------------------------------------------------------------------
+
+LANGUAGE_OF = {
+    ".py": "python", ".ts": "typescript", ".tsx": "tsx", ".js": "javascript", ".go": "go", ".rs": "rust",
+    ".java": "java", ".md": "markdown", ".toml": "toml",
+}  # fmt: skip
+
+
+def write_index(
+    db: Path,
+    files: Sequence[tuple[int, str, str | None]],
+    chunks: dict[str, np.ndarray],
+    embeddings: Sequence[tuple[str, str, np.ndarray, np.ndarray]],
+    after: Sequence[str] = (),
+) -> None:
+    """A fresh index file: ``files`` as (id, path, language); ``chunks`` as numpy columns (id, file_id,
+    chunk_type, symbol, code, start_line, end_line); ``embeddings`` as (provider, model, chunk_ids, vectors),
+    where a vector row may be None (a NULL embedding); then the statements ``after``."""
+    db.parent.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect(str(db))
+    try:
+        for statement in schema.SCHEMA_DDL:
+            con.execute(statement)
+        con.execute("INSERT INTO schema_version (version, description) VALUES (?, ?)", list(schema.SCHEMA_VERSION_ROW))
+        paths = np.array([f[1] for f in files], dtype=object)
+        con.register(
+            "new_files",
+            {
+                "id": np.array([f[0] for f in files], dtype=np.int32),
+                "path": paths,
+                "name": np.array([p.rsplit("/", 1)[-1] for p in paths], dtype=object),
+                "language": np.array([f[2] for f in files], dtype=object),
+            },
+        )
+        con.execute("INSERT INTO files (id, path, name, language) SELECT id, path, name, language FROM new_files")
+        con.register("new_chunks", chunks)
+        con.execute(
+            "INSERT INTO chunks (id, file_id, chunk_type, symbol, code, start_line, end_line, language) "
+            "SELECT c.id, c.file_id, c.chunk_type, c.symbol, c.code, c.start_line, c.end_line, f.language "
+            "FROM new_chunks c LEFT JOIN files f ON f.id = c.file_id"
+        )
+        for dims in sorted({vectors.shape[1] for _, _, _, vectors in embeddings}):
+            for statement in schema.embedding_ddl(dims):
+                con.execute(statement)
+        for provider, model, chunk_ids, vectors in embeddings:
+            dims = vectors.shape[1]
+            column = np.empty(len(vectors), dtype=object)
+            column[:] = list(vectors)
+            con.register("new_vectors", {"chunk_id": chunk_ids.astype(np.int32), "v": column})
+            con.execute(
+                f"INSERT INTO {schema.embedding_table(dims)} (chunk_id, provider, model, embedding, dims) "
+                f"SELECT chunk_id, ?, ?, v::FLOAT[{dims}], {dims} FROM new_vectors",
+                [provider, model],
+            )
+        for statement in after:
+            con.execute(statement)
+    finally:
+        con.close()
+
+
+def sample_chunks(root: Path) -> tuple[list[tuple[int, str, str | None]], dict[str, np.ndarray]]:
+    """The sample project cut into 12-line chunks; a chunk's type comes from its first line."""
+    files: list[tuple[int, str, str | None]] = []
+    rows: list[tuple[int, int, str, str, str, int, int]] = []
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in LANGUAGE_OF):
+        rel = path.relative_to(root).as_posix()
+        files.append((len(files) + 1, rel, LANGUAGE_OF[path.suffix]))
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for start in range(0, len(lines), 12):
+            code = "\n".join(lines[start : start + 12])
+            if not code.strip():
+                continue
+            head = code.strip().split(None, 1)[0]
+            kind = {"def": "function", "func": "function", "fn": "function", "class": "class"}.get(head, "block")
+            rows.append((len(rows) + 1, len(files), kind, head, code, start + 1, min(len(lines), start + 12)))
+    columns = list(zip(*rows, strict=True))
+    chunks = {
+        "id": np.array(columns[0], dtype=np.int32),
+        "file_id": np.array(columns[1], dtype=np.int32),
+        "chunk_type": np.array(columns[2], dtype=object),
+        "symbol": np.array(columns[3], dtype=object),
+        "code": np.array(columns[4], dtype=object),
+        "start_line": np.array(columns[5], dtype=np.int32),
+        "end_line": np.array(columns[6], dtype=np.int32),
+    }
+    return files, chunks
+
+
+def index_sample(root: Path, dims: int = 1536) -> Path:
+    """Index the project at ``root`` with vectors from the test server's function (so queries score exactly)."""
+    files, chunks = sample_chunks(root)
+    vectors = np.stack([vector_for(code, dims) for code in chunks["code"]])
+    db = root / ".chunkhound" / "db" / schema.DB_FILE_NAME
+    write_index(db, files, chunks, [("openai", "text-embedding-3-small", chunks["id"], vectors)])
+    return db
+
+
+GENERATED_CHUNKS = 50_000
+GENERATED_DIMS = 384  # a real model size; 1536 dims only slow the SQL side of each comparison (see bench/)
+GENERATED_MODEL = ("openai", "bench-384")
+TOPS = ("src", "tests", "web", "docs", "vendor", "Services/Auth")
+EXTENSIONS = (".py", ".ts", ".go", ".rs", ".md")
+TYPES = ("function", "method", "class", "comment", "variable")
+
+
+@dataclasses.dataclass(frozen=True)
+class Generated:
+    db: Path
+    root: Path
+    centers: np.ndarray
+    vectors: np.ndarray
+
+
+def generate(root: Path, chunks: int = GENERATED_CHUNKS, dims: int = GENERATED_DIMS, seed: int = 7) -> Generated:
+    """A large index in a few seconds: clustered vectors (so rankings are meaningful), every 37th vector a copy
+    of its neighbour (exact ties), zero vectors (NaN cosine) and NULL vectors, NULL start lines, a second model
+    in the same table, and vectors whose chunk no longer exists."""
+    rng = np.random.default_rng(seed)
+    n_files = chunks // 20
+    files = []
+    for i in range(n_files):
+        ext = EXTENSIONS[i % len(EXTENSIONS)]
+        files.append((i + 1, f"{TOPS[i % len(TOPS)]}/pkg{i % 17}/Module{i}{ext}", LANGUAGE_OF[ext]))
+    file_ids = rng.integers(1, n_files + 1, chunks).astype(np.int32)
+    starts = rng.integers(1, 400, chunks).astype(np.int32)
+    ids = np.arange(1, chunks + 1, dtype=np.int32)
+    chunk_columns = {
+        "id": ids,
+        "file_id": file_ids,
+        "chunk_type": np.array([TYPES[i] for i in rng.integers(0, len(TYPES), chunks)], dtype=object),
+        "symbol": np.array([f"sym{i}" for i in ids], dtype=object),
+        "code": np.array([f"def sym{i}():\n    return {i}" for i in ids], dtype=object),
+        "start_line": starts,
+        "end_line": starts + 5,
+    }
+    centers = rng.standard_normal((40, dims)).astype(np.float32)
+    vectors = centers[rng.integers(0, 40, chunks)] + 0.7 * rng.standard_normal((chunks, dims), dtype=np.float32)
+    vectors[36::37] = vectors[35::37][: len(vectors[36::37])]
+    vectors[[500, 40_500]] = 0.0
+    rows = np.empty(chunks, dtype=object)
+    rows[:] = list(vectors)
+    rows[[700, 20_700, 40_700]] = None
+    other = rng.standard_normal((1000, dims)).astype(np.float32)
+    orphans = rng.standard_normal((200, dims)).astype(np.float32)
+    db = root / "generated.db"
+    write_index(
+        db,
+        files,
+        chunk_columns,
+        [
+            (*GENERATED_MODEL, ids, rows),
+            ("openai", "other-384", ids[:1000], other),
+            (*GENERATED_MODEL, np.arange(chunks + 1, chunks + 201), orphans),
+        ],
+        after=["UPDATE chunks SET start_line = NULL WHERE id % 997 = 0"],
+    )
+    return Generated(db, root, centers, vectors)
+
+
+# -- Comparing the two paths -----------------------------------------------------------------------------------
+
+
+def assert_same_hits(cached: Sequence[Hit], sql: Sequence[Hit], after: float | None = None) -> None:
+    """Same hits in the same order; scores within 1e-5. Only near-equal, not identical, scores may trade places
+    (float32 rounding differs between DuckDB and numpy); identical scores must follow the SQL's tie-break.
+    ``after`` is the SQL's next score past the page, if any."""
+    assert len(cached) == len(sql)
+    scores = [h.score for h in sql] + ([after] if after is not None else [])
+    for i, (ours, theirs) in enumerate(zip(cached, sql, strict=True)):
+        if math.isnan(theirs.score):
+            assert math.isnan(ours.score)
+        else:
+            assert abs(ours.score - theirs.score) <= TOLERANCE, (i, ours, theirs)
+        if ours.chunk_id != theirs.chunk_id:
+            near = [s for j, s in enumerate(scores) if j != i and 0 < abs(s - theirs.score) <= TOLERANCE]
+            assert near, f"position {i}: {ours.chunk_id} instead of {theirs.chunk_id} without a near tie"
+        else:
+            assert dataclasses.replace(ours, score=0.0) == dataclasses.replace(theirs, score=0.0)
+
+
+def compare(
+    db: Path, embedding_set: index.EmbeddingSet, queries: np.ndarray, filters: Filters, limit: int, offset: int
+) -> int:
+    """Both paths through one read-only connection, each query alone and then as one batch; returns hits seen."""
+    seen = 0
+    with index.connect(db.parent, db) as con:
+        cached = cache.semantic(con, db, embedding_set, queries, filters, limit, offset)
+        sql = index.semantic(con, embedding_set, queries, filters, limit + 1, offset)
+    assert cache.info(db) is not None, "the cache was not used"
+    for ours, theirs in zip(cached, sql, strict=True):
+        assert_same_hits(ours, theirs[:limit], theirs[limit].score if len(theirs) > limit else None)
+        seen += len(ours)
+    return seen
+
+
+@pytest.fixture(autouse=True, scope="module")
+def no_cache_left_behind():
+    """This module's caches (up to 77 MB) stay in this module."""
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture(autouse=True)
+def build_at_first_search(monkeypatch):
+    """The cache is built at the first search, so that every comparison exercises it (the policy has its own
+    test). The cache itself is kept between tests: the generated index's is reused, as a process would."""
+    monkeypatch.setattr(cache, "BUILD_AFTER", 1)
+
+
+@pytest.fixture
+def cold():
+    """A process that has not searched yet."""
+    cache.clear()
+
+
+@pytest.fixture(scope="session")
+def generated(tmp_path_factory) -> Generated:
+    return generate(tmp_path_factory.mktemp("generated"))
+
+
+@pytest.fixture(scope="session")
+def generated_set(generated) -> index.EmbeddingSet:
+    with index.connect(generated.root, generated.db) as con:
+        sets = index.layout(con, generated.db).embedding_sets
+    return next(s for s in sets if (s.provider, s.model) == GENERATED_MODEL)
+
+
+@pytest.fixture(scope="session")
+def queries(generated) -> np.ndarray:
+    """Near cluster centres, copies of stored vectors (exact ties at the top), a random and a negated one."""
+    rng = np.random.default_rng(11)
+    dims = generated.vectors.shape[1]
+    near = generated.centers[:4] + 0.3 * rng.standard_normal((4, dims)).astype(np.float32)
+    stored = generated.vectors[[35, 36, 1234]]
+    return np.vstack([near, stored, rng.standard_normal((1, dims)), -generated.centers[5:6]]).astype(np.float32)
+
+
+@pytest.fixture(scope="session")
+def sample_db(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("cached-sample") / "project"
+    shutil.copytree(SAMPLE, root)
+    return index_sample(root)
+
+
+FILTER_VALUES = {
+    "languages": [(), ("python",), ("typescript", "go")],
+    "chunk_types": [(), ("function",), ("class", "comment")],
+    "include": [(), ("pkg3",), ("services/auth", "module1")],
+    "exclude": [(), ("tests",), ("vendor", "9.")],
+}
+
+
+# -- The generated 50,000-chunk index ----------------------------------------------------------------------------
+
+
+def test_generated_index_is_large_and_has_the_hard_cases(cold, generated, generated_set):
+    assert generated_set.count == GENERATED_CHUNKS + 200
+    with index.connect(generated.root, generated.db) as con:
+        cache.semantic(con, generated.db, generated_set, generated.vectors[:1], Filters(), 10, 0)
+    built = cache._state.cache
+    assert built is not None
+    assert len(built.matrix) == GENERATED_CHUNKS  # orphans out, as the SQL join leaves them out
+    assert built.nan_rows.size == 2 and built.null_rows.size == 3
+    assert (built.start_lines == np.iinfo(np.int64).max).sum() == GENERATED_CHUNKS // 997
+
+
+@pytest.mark.parametrize("combination", list(itertools.product(*FILTER_VALUES.values())), ids=str)
+def test_every_filter_combination_matches_sql(generated, generated_set, queries, combination):
+    filters = Filters(*combination)
+    compare(generated.db, generated_set, queries[[0, 4, 7]], filters, 11, 0)
+
+
+@pytest.mark.parametrize("offset", [1, 7, 50, 333, 49_990, 60_000])
+def test_offsets_match_sql(generated, generated_set, queries, offset):
+    compare(generated.db, generated_set, queries[[1, 5]], Filters(), 11, offset)
+    compare(generated.db, generated_set, queries[[2]], Filters(languages=("rust",), exclude=("pkg1",)), 11, offset)
+
+
+def test_many_queries_and_a_batch_match_sql(generated, generated_set, queries):
+    rng = np.random.default_rng(3)
+    more = generated.vectors[rng.integers(0, GENERATED_CHUNKS, 12)] + rng.standard_normal(
+        (12, queries.shape[1])
+    ).astype(np.float32)
+    seen = compare(generated.db, generated_set, np.vstack([queries, more]), Filters(), 10, 0)
+    assert seen == 10 * (len(queries) + 12)
+
+
+def test_exact_ties_follow_the_sql_tie_break(generated, generated_set):
+    """Rows 35 and 36 hold the same vector: the SQL orders them by path, start line, id, and so must we."""
+    query = generated.vectors[35:36]
+    with index.connect(generated.root, generated.db) as con:
+        ours = cache.semantic(con, generated.db, generated_set, query, Filters(), 5, 0)[0]
+        theirs = index.semantic(con, generated_set, query, Filters(), 5, 0)[0]
+    assert ours[0].score == pytest.approx(1.0, abs=1e-6) and ours[1].score == ours[0].score
+    assert [h.chunk_id for h in ours[:2]] == [h.chunk_id for h in theirs[:2]]
+    assert {h.chunk_id for h in ours[:2]} == {36, 37}
+
+
+def test_zero_query_vector_ranks_like_duckdb(generated, generated_set):
+    """Every cosine is NaN: DuckDB then orders by the tie-break alone."""
+    zero = np.zeros((1, GENERATED_DIMS), dtype=np.float32)
+    compare(generated.db, generated_set, zero, Filters(), 11, 0)
+    compare(generated.db, generated_set, zero, Filters(chunk_types=("class",)), 11, 20)
+
+
+def test_nan_and_null_vectors_sort_where_duckdb_sorts_them(generated, generated_set, queries):
+    """Zero vectors (NaN) come first and NULL vectors last: pages at both ends match."""
+    compare(generated.db, generated_set, queries[:2], Filters(), 8, 0)
+    compare(generated.db, generated_set, queries[:2], Filters(), 11, GENERATED_CHUNKS - 8)
+
+
+def test_warm_cache_memory_within_1_2x_the_matrix(cold, generated, generated_set):
+    tracemalloc.start()
+    try:
+        with index.connect(generated.root, generated.db) as con:
+            cache.semantic(con, generated.db, generated_set, generated.vectors[:1], Filters(), 10, 0)
+        held, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    matrix = GENERATED_CHUNKS * GENERATED_DIMS * 4
+    info = cache.info(generated.db)
+    assert info is not None and info.fresh and info.matrix_bytes == matrix
+    assert info.nbytes <= 1.2 * matrix
+    assert held <= 1.2 * matrix
+    assert peak <= 1.6 * matrix  # the matrix plus one window of rows being read
+
+
+def test_concurrent_searches_share_one_cache(cold, generated, generated_set, queries):
+    with index.connect(generated.root, generated.db) as con:
+        expected = index.semantic(con, generated_set, queries, Filters(), 10, 0)
+    results: list[list[list[Hit]]] = []
+    errors: list[BaseException] = []
+
+    def search() -> None:
+        try:
+            with index.connect(generated.root, generated.db) as con:
+                results.append(cache.semantic(con, generated.db, generated_set, queries, Filters(), 10, 0))
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=search) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+    assert len(results) == 4
+    for result in results:
+        for ours, theirs in zip(result, expected, strict=True):
+            assert_same_hits(ours, theirs)
+
+
+# -- Small hand-made indexes -----------------------------------------------------------------------------------
+
+
+def tiny_index(db: Path, vectors: list[list[float] | None], languages: Sequence[str] | None = None) -> None:
+    n = len(vectors)
+    languages = languages or ["python"] * n
+    files = [(i + 1, f"pkg/file{i}.py", languages[i]) for i in range(n)]
+    ids = np.arange(1, n + 1, dtype=np.int32)
+    chunks = {
+        "id": ids,
+        "file_id": ids,
+        "chunk_type": np.array(["function"] * n, dtype=object),
+        "symbol": np.array([f"f{i}" for i in ids], dtype=object),
+        "code": np.array([f"def f{i}(): pass" for i in ids], dtype=object),
+        "start_line": np.ones(n, dtype=np.int32),
+        "end_line": np.ones(n, dtype=np.int32),
+    }
+    rows = np.empty(n, dtype=object)
+    rows[:] = [None if v is None else np.array(v, dtype=np.float32) for v in vectors]
+    write_index(db, files, chunks, [("openai", "tiny", ids, np.zeros((n, 4), dtype=np.float32))])
+    con = duckdb.connect(str(db))
+    try:  # vectors with NULL values cannot come through numpy: write them as SQL literals
+        for chunk_id, vector in zip(ids, vectors, strict=True):
+            literal = (
+                "NULL" if vector is None else "[" + ", ".join("NULL" if x is None else str(x) for x in vector) + "]"
+            )
+            con.execute(f"UPDATE embeddings_4 SET embedding = {literal}::FLOAT[4] WHERE chunk_id = ?", [int(chunk_id)])
+    finally:
+        con.close()
+
+
+def tiny_set(db: Path) -> index.EmbeddingSet:
+    with index.connect(db.parent, db) as con:
+        return index.layout(con, db).embedding_sets[0]
+
+
+def test_extreme_magnitudes_score_as_in_duckdb(tmp_path):
+    db = tmp_path / "chunks.db"
+    tiny_index(db, [[1e30, 1e30, 0, 0], [1e-20, 1e-20, 0, 0], [1, 0, 0, 0], [0, 0, 0, 0], None, [-1, 0, 0, 0]])
+    embedding_set = tiny_set(db)
+    for query in ([1, 0, 0, 0], [0, 0, 0, 0], [0.3, -2, 5, 1]):
+        for offset in range(7):
+            compare(db, embedding_set, np.array([query], dtype=np.float32), Filters(), 3, offset)
+
+
+def test_vector_with_null_values_fails_like_sql_unless_filtered_out(tmp_path):
+    db = tmp_path / "chunks.db"
+    tiny_index(db, [[1, 0, 0, 0], [1, None, 0, 0], [0, 1, 0, 0]], languages=["python", "go", "python"])
+    embedding_set = tiny_set(db)
+    query = np.array([[1, 0, 0, 0]], dtype=np.float32)
+    for rank in (index.semantic, lambda con, *args: cache.semantic(con, db, *args)):
+        with pytest.raises(IndexUnreadableError, match="NULL values"), index.connect(tmp_path, db) as con:
+            rank(con, embedding_set, query, Filters(), 3, 0)
+    compare(db, embedding_set, query, Filters(languages=("python",)), 3, 0)
+
+
+# -- A changed index, a writer, the policy, status --------------------------------------------------------------
+
+
+def search_json(root: Path, base_url: str, **kwargs):
+    kwargs.setdefault("format", "json")
+    answer = onetool_code.search(path=str(root), base_url=base_url, **kwargs)
+    assert isinstance(answer, list), answer
+    return answer
+
+
+def assert_same_results(cached: list[dict], sql: list[dict]) -> None:
+    """Formatted results: identical but for the score's rounding of near-equal values."""
+    assert [{k: v for k, v in r.items() if k != "score"} for r in cached] == [
+        {k: v for k, v in r.items() if k != "score"} for r in sql
+    ]
+    assert all(abs(a["score"] - b["score"]) <= 0.0011 for a, b in zip(cached, sql, strict=True))
+
+
+SAMPLE_QUERIES = ["retry with exponential backoff", "parse configuration file", "UserSession token", "LoanService"]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"limit": 3, "offset": 2},
+        {"language": "python|go"},
+        {"chunk_type": "function"},
+        {"include": "SRC|services", "exclude": "test"},
+        {"language": "ts", "content": "never", "limit": 20},
+    ],
+    ids=str,
+)
+def test_library_answers_are_the_same_with_and_without_the_cache(sample_db, server, options):
+    root = sample_db.parents[2]
+    for query in SAMPLE_QUERIES:
+        sql = search_json(root, server.base_url, query=query, cache=False, **options)
+        cached = search_json(root, server.base_url, query=query, **options)
+        assert_same_results(cached, sql)
+    assert cache.info(sample_db) is not None
+    batch_options = {k: v for k, v in options.items() if k != "offset"}
+    sql = onetool_code.search_batch(queries=SAMPLE_QUERIES, path=str(root), base_url=server.base_url, format="json", cache=False, **batch_options)  # fmt: skip
+    cached = onetool_code.search_batch(queries=SAMPLE_QUERIES, path=str(root), base_url=server.base_url, format="json", **batch_options)  # fmt: skip
+    assert_same_results(cached, sql)
+
+
+def test_fixture_index_ranks_like_sql_at_every_offset(sample_db):
+    embedding_set = tiny_set(sample_db)
+    query = np.stack([vector_for(q) for q in SAMPLE_QUERIES])
+    for offset in (0, 5, 40, 200):
+        compare(sample_db, embedding_set, query, Filters(), 11, offset)
+
+
+def replace_index(project: Path, dims: int = 1536) -> Path:
+    """A new index built beside the old one and moved over it, as a re-index to a new file would."""
+    fresh = project.parent / "fresh"
+    shutil.copytree(project, fresh, ignore=shutil.ignore_patterns(".chunkhound"))
+    (fresh / "src" / "bookshelf" / "retry.py").write_text("exponential backoff retry\n")
+    new_db = index_sample(fresh, dims)
+    old_db = project / ".chunkhound" / "db" / schema.DB_FILE_NAME
+    new_db.replace(old_db)
+    return old_db
+
+
+@pytest.fixture
+def project(sample_db, tmp_path) -> Path:
+    root = tmp_path / "project"
+    shutil.copytree(sample_db.parents[2], root)
+    return root
+
+
+def test_cache_notices_an_index_replaced_under_it(project, server):
+    query = "exponential backoff retry"
+    before = search_json(project, server.base_url, query=query, limit=3)
+    db = project / ".chunkhound" / "db" / schema.DB_FILE_NAME
+    signature = cache.info(db)
+    assert signature is not None and signature.fresh
+    replace_index(project)
+    stale = cache.info(db)
+    assert stale is not None and not stale.fresh
+    after = search_json(project, server.base_url, query=query, limit=3)
+    assert after != before
+    assert after[0]["file_path"] == "src/bookshelf/retry.py" and after[0]["score"] == pytest.approx(1.0, abs=1e-3)
+    assert_same_results(after, search_json(project, server.base_url, query=query, limit=3, cache=False))
+    info = cache.info(db)
+    assert info is not None and info.fresh
+
+
+WRITER = """
+import sys, duckdb
+con = duckdb.connect(sys.argv[1])  # read-write, as ChunkHound opens it
+vector = [float(x) for x in sys.argv[3].split(",")]
+con.execute("UPDATE embeddings_1536 SET embedding = ?::FLOAT[1536] WHERE chunk_id = ?", [vector, int(sys.argv[2])])
+con.close()
+"""
+
+
+def test_a_writer_opens_the_index_between_cached_searches(project, server):
+    """No connection is held between searches: a ChunkHound-like writer gets in, and its change is seen."""
+    query = "exponential backoff retry"
+    db = project / ".chunkhound" / "db" / schema.DB_FILE_NAME
+    search_json(project, server.base_url, query=query)
+    first = search_json(project, server.base_url, query=query)
+    assert cache.info(db) is not None
+    target = 5  # a chunk far from the query; the writer gives it the query's own vector
+    with index.connect(project, db) as con:
+        path, start = con.execute(
+            "SELECT f.path, c.start_line FROM chunks c JOIN files f ON c.file_id = f.id WHERE c.id = ?", [target]
+        ).fetchone()
+    assert all(r["file_path"] != path or not r["start_line"] <= start <= r["end_line"] for r in first[:1])
+    vector = ",".join(repr(float(x)) for x in vector_for(query))
+    done = subprocess.run([sys.executable, "-c", WRITER, str(db), str(target), vector], capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr.decode()
+    second = search_json(project, server.base_url, query=query)
+    assert second != first
+    assert second[0]["file_path"] == path and second[0]["start_line"] <= start <= second[0]["end_line"]
+    assert second[0]["score"] == pytest.approx(1.0, abs=1e-3)
+    assert_same_results(second, search_json(project, server.base_url, query=query, cache=False))
+
+
+def test_wal_beside_the_index_changes_the_signature(tmp_path):
+    db = tmp_path / "chunks.db"
+    db.write_bytes(b"x" * 10)
+    before = cache.Signature.of(db)
+    wal = tmp_path / "chunks.db.wal"
+    wal.write_bytes(b"y")
+    with_wal = cache.Signature.of(db)
+    wal.write_bytes(b"yy")
+    assert len({before, with_wal, cache.Signature.of(db)}) == 3
+
+
+def test_one_single_search_never_builds_the_cache(cold, sample_db, server, monkeypatch):
+    """A one-shot CLI call costs one SQL query; the second query vector of a process builds the cache."""
+    monkeypatch.setattr(cache, "BUILD_AFTER", 2)
+    root = sample_db.parents[2]
+    search_json(root, server.base_url, query="retry")
+    assert cache.info(sample_db) is None
+    search_json(root, server.base_url, query="retry")
+    assert cache.info(sample_db) is not None
+    cache.clear()
+    onetool_code.search_batch(queries="retry|config", path=str(root), base_url=server.base_url)
+    assert cache.info(sample_db) is not None
+
+
+def test_cache_off_never_builds(cold, sample_db, server):
+    root = sample_db.parents[2]
+    for _ in range(3):
+        search_json(root, server.base_url, query="retry", cache=False)
+    assert cache.info(sample_db) is None
+
+
+def test_status_says_how_much_memory_a_warm_cache_uses(cold, sample_db, server):
+    root = sample_db.parents[2]
+    assert "Vector cache: none" in onetool_code.status(path=str(root))
+    search_json(root, server.base_url, query="retry")
+    text = onetool_code.status(path=str(root))
+    info = cache.info(sample_db)
+    assert info is not None
+    line = next(line for line in text.splitlines() if line.startswith("Vector cache:"))
+    assert f"{info.vectors:,} vectors" in line and "MB" in line
+    data = onetool_code.status(path=str(root), format="json")
+    assert data["vector_cache"]["bytes"] == info.nbytes

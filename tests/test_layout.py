@@ -1,0 +1,59 @@
+"""The package's shape: its public surface, and imports that point one way (settings -> ... -> entry points)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import onetool_code
+
+PACKAGE = Path(onetool_code.__file__).parent
+
+# A module may import only modules of a lower level: data flows settings -> index -> ranking -> formatting ->
+# entry points, and a module reads knowing only what is below it.
+LEVELS = {
+    "errors": 0, "hits": 0, "schema": 0,
+    "settings": 1, "spans": 1,
+    "index": 2, "embeddings": 2, "matching": 2, "ranking": 2, "definitions": 2, "source": 2, "request": 2,
+    "cache": 3, "indexer": 3,
+    "engine": 4, "report": 4,
+    "shaping": 5,
+    "formatting": 6,
+    "api": 7,
+    "cli": 8, "pack": 8, "__main__": 9, "__init__": 9,
+}  # fmt: skip
+
+
+def test_public_surface():
+    assert onetool_code.__all__ == ["search", "search_batch", "status"]
+    assert all(callable(getattr(onetool_code, name)) for name in onetool_code.__all__)
+
+
+def _imports(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("onetool_code"):
+            parts = node.module.split(".")
+            if len(parts) > 1:
+                found.add(parts[1])
+            else:
+                found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(a.name.split(".")[1] for a in node.names if a.name.startswith("onetool_code."))
+    return found
+
+
+def test_every_module_has_a_level():
+    modules = {p.stem for p in PACKAGE.glob("*.py")} | {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert modules == set(LEVELS)
+
+
+def test_imports_point_one_way():
+    wrong = []
+    for path in PACKAGE.rglob("*.py"):
+        relative = path.relative_to(PACKAGE)
+        module = relative.parts[0] if len(relative.parts) > 1 else path.stem
+        for imported in _imports(path) - {module}:
+            if LEVELS[imported] >= LEVELS[module]:
+                wrong.append(f"{relative} imports {imported}")
+    assert not wrong, wrong
