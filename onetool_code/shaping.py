@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from onetool_code import matching
 from onetool_code.definitions import definitions
@@ -70,7 +70,8 @@ def display_name(symbol: str, chunk_type: str = "") -> str:
 
 def shape(hits: Sequence[Hit], request: Request, sources: SourceFiles) -> list[Result]:
     tokens_of = [matching.tokenize(q) for q in request.queries]
-    results = [_build(group, sources) for group in merge(hits)]
+    located, notes = _locate(hits, sources)
+    results = [_build(group, sources, notes) for group in merge(located)]
     counts = Counter(r.file_path for r in results)
     for result in results:
         result.file_result_count = counts[result.file_path]
@@ -112,13 +113,29 @@ def merge(hits: Sequence[Hit]) -> list[list[Hit]]:
     return groups
 
 
-def _build(group: list[Hit], sources: SourceFiles) -> Result:
+def _locate(hits: Sequence[Hit], sources: SourceFiles) -> tuple[list[Hit], dict[int, str]]:
+    """Each hit at its real place in the file (``SourceFiles.locate``), and, by ``id``, why a hit could not
+    be found there (the file is gone or changed since indexing)."""
+    located: list[Hit] = []
+    notes: dict[int, str] = {}
+    for hit in hits:
+        place = sources.locate(hit.file_path, hit.start_line, hit.end_line, hit.code)
+        if isinstance(place, str):
+            located.append(hit)
+            notes[id(hit)] = place
+        else:
+            located.append(replace(hit, start_line=place[0], end_line=place[1]))
+    return located, notes
+
+
+def _build(group: list[Hit], sources: SourceFiles, notes: dict[int, str]) -> Result:
     best = group[0]
     # The widest hit names a merged range: "class Store" describes lines 1-80 better than "method put".
     widest = max(group, key=lambda h: (h.end_line - h.start_line, -group.index(h)))
     start = min(h.start_line for h in group)
     end = max(h.end_line for h in group)
-    lines, note = sources.lines_of(best.file_path, start, end, [(h.start_line, h.code) for h in group])
+    note = next((notes[id(h)] for h in group if id(h) in notes), None)
+    lines = _from_chunks(group, start, end) if note else sources.window(best.file_path, start, end)
     while len(lines) > 1 and not lines[0].strip():
         lines.pop(0)
         start += 1
@@ -141,6 +158,16 @@ def _build(group: list[Hit], sources: SourceFiles) -> Result:
     )
 
 
+def _from_chunks(group: list[Hit], start: int, end: int) -> list[str]:
+    """The range rebuilt from the indexed chunk texts, best hit first, when the file cannot serve it."""
+    rebuilt: dict[int, str] = {}
+    for hit in group:
+        for offset, text in enumerate(hit.code.split("\n")):
+            if start <= hit.start_line + offset <= end:
+                rebuilt.setdefault(hit.start_line + offset, text)
+    return [rebuilt.get(n, "") for n in range(start, end + 1)]
+
+
 def _include_content(results: list[Result], request: Request, sources: SourceFiles) -> None:
     """Progressive inclusion counted after merging: 1 result -> all of it; 2-3 -> up to 150 lines each;
     4+ -> none. ``content="always"`` gives every result the 2-3 treatment, ``"never"`` none; ``expand``
@@ -153,14 +180,9 @@ def _include_content(results: list[Result], request: Request, sources: SourceFil
     cap = None if count == 1 else CONTENT_LINE_CAP + 2 * (request.expand or 0)
     for result in results:
         lines, start = result.lines, result.start_line
-        if request.expand:
-            on_disk = sources.matching(result.file_path, result.start_line, result.end_line, ["\n".join(result.lines)])
-            if on_disk.lines is None:
-                result.note = on_disk.problem
-            else:
-                first = max(1, start - request.expand)
-                last = min(len(on_disk.lines), result.end_line + request.expand)
-                lines, start = list(on_disk.lines[first - 1 : last]), first
+        if request.expand and result.note is None:
+            start = max(1, result.start_line - request.expand)
+            lines = sources.window(result.file_path, start, result.end_line + request.expand)
         result.content_lines = len(lines)
         result.content_start = start
         if cap is not None and len(lines) > cap:

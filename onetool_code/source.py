@@ -1,7 +1,8 @@
 """Project files read from disk for context: only inside the project root, each file once per call.
 
-The index may be older than the working tree, so every read is checked against the indexed code: a file
-that is gone or changed since indexing is reported, and the indexed code is shown instead.
+The index may be older than the working tree, and ChunkHound's line numbers are not always the file's, so a
+hit is located in the file before its lines are shown: a file that is gone or no longer holds the chunk is
+reported, and the indexed code is shown instead.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 MAX_FILE_BYTES = 5_000_000
+MAX_SHIFT = 20
 
 
 @dataclass(frozen=True)
@@ -44,33 +46,33 @@ class SourceFiles:
             return FileLines(None, f"{rel_path} cannot be read ({exc.strerror or exc}); showing the indexed code")
         return FileLines(tuple(text.splitlines()))
 
-    def matching(self, rel_path: str, start_line: int, end_line: int, codes: list[str]) -> FileLines:
-        """The file's lines if lines ``start_line``..``end_line`` still hold every chunk text in ``codes``.
+    def locate(self, rel_path: str, start_line: int, end_line: int, code: str) -> tuple[int, int] | str:
+        """Where the indexed chunk is in the file now: its range, shifted by the smallest offset (up to
+        ``MAX_SHIFT`` lines) at which the file holds the chunk's text; or why it cannot be found.
 
         ChunkHound's chunk text does not line up line by line with its range (measured on 6.1.0: the first
         line starts at the definition, losing its indentation and ``export``; pieces joined into one chunk
-        lose the blank lines between them), so the test ignores white space: each chunk's text, with all
-        white space removed, must appear in the range's text with all white space removed.
+        lose the blank lines between them; a Markdown paragraph skips the headings inside its range), and
+        in a file that starts with blank lines its line numbers count from the first non-blank line. So the
+        test is loose but still catches an edited file: the chunk's non-blank lines, stripped, must appear in
+        order, each inside a line of the range.
         """
         found = self.read(rel_path)
         if found.lines is None:
-            return found
-        window = "".join("".join(found.lines[start_line - 1 : end_line]).split())
-        if end_line > len(found.lines) or not all("".join(code.split()) in window for code in codes):
-            return FileLines(None, f"{rel_path} changed since indexing; showing the indexed code")
-        return found
+            return found.problem or f"{rel_path} cannot be read"
+        span = end_line - start_line
+        for shift in sorted(range(-MAX_SHIFT, MAX_SHIFT + 1), key=abs):
+            first = start_line + shift
+            if first >= 1 and first + span <= len(found.lines) and _holds(found.lines[first - 1 : first + span], code):
+                return first, first + span
+        return f"{rel_path} changed since indexing; showing the indexed code"
 
-    def lines_of(
-        self, rel_path: str, start_line: int, end_line: int, chunks: list[tuple[int, str]]
-    ) -> tuple[list[str], str | None]:
-        """Lines ``start_line``..``end_line`` as they are on disk while the file still holds the indexed
-        chunks (``(start_line, code)`` pairs, best first), else rebuilt from the chunk texts, with a note why."""
-        found = self.matching(rel_path, start_line, end_line, [code for _, code in chunks])
-        if found.lines is not None:
-            return list(found.lines[start_line - 1 : end_line]), None
-        rebuilt: dict[int, str] = {}
-        for chunk_start, code in chunks:
-            for offset, text in enumerate(code.split("\n")):
-                if start_line <= chunk_start + offset <= end_line:
-                    rebuilt.setdefault(chunk_start + offset, text)
-        return [rebuilt.get(n, "") for n in range(start_line, end_line + 1)], found.problem
+    def window(self, rel_path: str, start_line: int, end_line: int) -> list[str]:
+        """Lines ``start_line``..``end_line`` of a file that ``locate`` has found (clamped to the file)."""
+        lines = self.read(rel_path).lines or ()
+        return list(lines[max(start_line, 1) - 1 : end_line])
+
+
+def _holds(window: tuple[str, ...], code: str) -> bool:
+    remaining = (line.strip() for line in window)
+    return all(any(piece in line for line in remaining) for piece in (p.strip() for p in code.split("\n")) if piece)
