@@ -157,7 +157,7 @@ def _describe_filters(req: request.Request) -> str:
     return " ".join(parts)
 
 
-def _boundary(run: Callable[..., Result]) -> Callable[..., Result]:
+def _boundary(run: Callable[..., Result], name: str) -> Callable[..., Result]:
     """The error boundary: ``run_*`` raise (the CLI turns that into exit codes); the library and the pack
     get the error as their answer. The span inside ``run`` has already logged the failure with its type
     (and, for a bug, its traceback)."""
@@ -165,7 +165,12 @@ def _boundary(run: Callable[..., Result]) -> Callable[..., Result]:
     parameters = inspect.signature(run).parameters
 
     @functools.wraps(run)
-    def guarded(**options: Any) -> Result:
+    def guarded(*positional: Any, **options: Any) -> Result:
+        if positional:
+            return formatting.render_error(
+                f'{name}() takes keyword arguments only, e.g. {name}({next(iter(parameters))}="...")',
+                options.get("format"),
+            )
         unknown = sorted(set(options) - set(parameters))
         if unknown:
             valid = ", ".join(name for name in parameters if name != "host")
@@ -187,6 +192,6 @@ def _boundary(run: Callable[..., Result]) -> Callable[..., Result]:
     return guarded
 
 
-search = _boundary(run_search)
-search_batch = _boundary(run_batch)
-status = _boundary(run_status)
+search = _boundary(run_search, "search")
+search_batch = _boundary(run_batch, "search_batch")
+status = _boundary(run_status, "status")

@@ -180,6 +180,7 @@ def test_json_errors_are_objects(sample_index):
 def test_unknown_and_missing_arguments_are_errors_not_exceptions(sample_index):
     assert onetool_code.search(qurey="x").startswith("Error: unknown argument qurey; valid: query, path")
     assert onetool_code.search_batch().startswith("Error: missing required argument queries")
+    assert onetool_code.search("retry") == 'Error: search() takes keyword arguments only, e.g. search(query="...")'
 
 
 # --- the index: missing, foreign, broken, locked -------------------------------------------------------
