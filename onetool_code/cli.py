@@ -80,6 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
     index = commands.add_parser("index", parents=[common], help="write a ChunkHound-compatible index")
     index.add_argument("project", nargs="?", help="project root (default: --path, $OT_CWD or the cwd)")
     index.add_argument("--no-embeddings", action="store_true", help="store chunks only (enough for lexical search)")
+    index.add_argument(
+        "--drop-hnsw", action="store_true", help="drop ChunkHound's HNSW index when vss is not installed here"
+    )
     commands.add_parser("pack-path", help="print the pack file to list in OneTool's tools_dir")
     return parser
 
@@ -137,7 +140,7 @@ def _index(args: argparse.Namespace, embedding: dict[str, str | None]) -> str:
     from onetool_code.indexer import build_index
 
     resolved = settings.resolve(path=args.project or args.path, db=args.db, **embedding)
-    summary = build_index(resolved, embeddings=not args.no_embeddings)
+    summary = build_index(resolved, embeddings=not args.no_embeddings, drop_hnsw=args.drop_hnsw)
     return summary.describe()
 
 

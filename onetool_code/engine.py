@@ -1,7 +1,8 @@
 """One search, start to ranked hits: check the index, embed the queries, rank, fuse a batch.
 
-The index is opened twice per semantic search, briefly each time, and never across the embeddings request:
-a network call of up to 30 s must not keep ChunkHound locked out of its own index.
+The index is opened twice per semantic search (once when the vector cache is warm), briefly each time, and
+never across the embeddings request: a network call of up to 30 s must not keep ChunkHound locked out of its
+own index.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from onetool_code import embeddings, index, matching, ranking
+from onetool_code import cache, embeddings, index, matching, ranking
 from onetool_code.errors import BadInputError, EmbeddingError, ModelNotInIndexError
 from onetool_code.hits import Hit
 from onetool_code.request import Request
@@ -45,9 +46,14 @@ def _finish(request: Request, lists: Sequence[Sequence[Hit]]) -> Ranked:
 
 
 def _semantic(settings: Settings, request: Request) -> Ranked:
-    with index.connect(settings.project_root, settings.db_path) as con:
-        chosen = embedding_set(index.layout(con, settings.db_path), settings)
-        check_languages(con, request.filters)
+    warm = cache.warm(settings.db_path, settings.provider, settings.model) if settings.cache else None
+    if warm is not None:  # the file is unchanged since the cache read it: it knows what this connection would
+        chosen = warm.embedding_set
+        check_languages(warm.language_counts, request.filters)
+    else:
+        with index.connect(settings.project_root, settings.db_path) as con:
+            chosen = embedding_set(index.layout(con, settings.db_path), settings)
+            check_languages(index.language_counts(con), request.filters)
     vectors = embeddings.embed(request.queries, settings)
     if vectors.shape[1] != chosen.dims:
         raise EmbeddingError(
@@ -55,7 +61,11 @@ def _semantic(settings: Settings, request: Request) -> Ranked:
             f"stores {chosen.dims} dimensions for it: the index was built with other settings."
         )
     with index.connect(settings.project_root, settings.db_path) as con:
-        lists = index.semantic(con, chosen, vectors, request.filters, _page_size(request), request.offset)
+        page, offset = _page_size(request), request.offset
+        if settings.cache:  # the same hits, from memory once warm; the cache only borrows this connection
+            lists = cache.semantic(con, settings.db_path, chosen, vectors, request.filters, page, offset)
+        else:
+            lists = index.semantic(con, chosen, vectors, request.filters, page, offset)
     return _finish(request, lists)
 
 
@@ -68,7 +78,7 @@ def _lexical(settings: Settings, request: Request) -> Ranked:
             )
     with index.connect(settings.project_root, settings.db_path) as con:
         index.layout(con, settings.db_path)
-        check_languages(con, request.filters)
+        check_languages(index.language_counts(con), request.filters)
         offset = 0 if request.batch else request.offset
         lists = [index.lexical(con, tokens, request.filters, _page_size(request), offset) for tokens in token_lists]
     return _finish(request, lists)
@@ -92,11 +102,13 @@ def embedding_set(layout: index.Layout, settings: Settings) -> index.EmbeddingSe
     )
 
 
-def check_languages(con: object, filters: Filters) -> None:
-    """A language filter naming no language of this index is a mistake worth saying, not an empty answer."""
+def check_languages(present: Sequence[tuple[str, int, int]], filters: Filters) -> None:
+    """A language filter naming no language of this index is a mistake worth saying, not an empty answer.
+
+    ``present``: (language, files, chunks) as ``index.language_counts`` gives them.
+    """
     if not filters.languages:
         return
-    present = index.language_counts(con)  # type: ignore[arg-type]
     names = {lang for lang, _, _ in present}
     if not names.intersection(filters.languages):
         held = ", ".join(f"{lang} ({files} files)" for lang, files, _ in present) or "nothing"

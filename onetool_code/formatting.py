@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from onetool_code.cache import CacheInfo
 from onetool_code.engine import Ranked
 from onetool_code.report import StatusReport
 from onetool_code.request import Request
@@ -325,6 +326,7 @@ def render_status(report: StatusReport, fmt: str) -> str | dict[str, Any]:
             + ", ".join(f"{lang} {files} files/{chunks} chunks" for lang, files, chunks in report.languages)
         )
     lines.append("In use by ChunkHound: no")
+    lines.append(f"Vector cache: {_vector_cache(report.vector_cache)}")
     lines.extend(f"Note: {note}" for note in report.notes)
     return "\n".join(lines)
 
@@ -349,8 +351,32 @@ def _status_data(report: StatusReport) -> dict[str, Any]:
             configured_model_present=report.model_present,
             languages={lang: {"files": files, "chunks": chunks} for lang, files, chunks in report.languages},
             notes=list(report.notes),
+            vector_cache=_vector_cache_data(report.vector_cache),
         )
     return data
+
+
+def _vector_cache(info: CacheInfo | None) -> str:
+    if info is None:
+        return "none in this process (built at its second semantic search of this index)"
+    state = "" if info.fresh else "; stale: the index changed, rebuilt at the next search"
+    return (
+        f"{info.vectors:,} vectors of {info.provider}/{info.model} in memory, {_bytes(info.nbytes)} "
+        f"({info.nbytes / max(info.matrix_bytes, 1):.2f}x the float32 matrix; built in {info.build_seconds:.2f} s){state}"
+    )
+
+
+def _vector_cache_data(info: CacheInfo | None) -> dict[str, Any] | None:
+    if info is None:
+        return None
+    return {
+        "provider": info.provider,
+        "model": info.model,
+        "dims": info.dims,
+        "vectors": info.vectors,
+        "bytes": info.nbytes,
+        "fresh": info.fresh,
+    }
 
 
 def _bytes(size: int) -> str:

@@ -2,7 +2,8 @@
 
 The trap: any open connection, even read-only, locks ChunkHound out of its own index (and a writer locks
 us out). So a connection lives for one call, never in a cache, and DuckDB errors become ours here.
-Extension autoloading is off: an HNSW index in the file must never make DuckDB try to download vss.
+Extension autoloading is off: an HNSW index in the file must never make DuckDB try to download vss. The
+progress bar is off: DuckDB draws it on stdout, which is OneTool's MCP channel.
 """
 
 from __future__ import annotations
@@ -83,6 +84,8 @@ def connect(project_root: Path, db_path: Path) -> Iterator[duckdb.DuckDBPyConnec
     except duckdb.Error as exc:
         raise _translate(db_path, exc) from exc
     try:
+        # DuckDB draws a progress bar on stdout for slow queries; inside OneTool stdout is the MCP channel.
+        con.execute(schema.NO_PROGRESS_BAR_SQL)
         yield con
     except duckdb.Error as exc:
         raise _translate(db_path, exc) from exc
@@ -171,8 +174,8 @@ def chunks_by_id(con: duckdb.DuckDBPyConnection, ids: Sequence[int]) -> dict[int
     """Rows (in HIT_COLUMNS order, without a score) of the given chunk ids."""
     if not ids:
         return {}
-    sql = schema.CHUNKS_BY_ID_SQL.format(placeholders=", ".join("?" for _ in ids))
-    return {int(row[0]): row for row in con.execute(sql, list(ids)).fetchall()}
+    rows = con.execute(schema.CHUNKS_BY_ID_SQL, [[int(i) for i in dict.fromkeys(ids)]]).fetchall()
+    return {int(row[0]): row for row in rows}
 
 
 def _hit(row: Sequence[Any], score: float | None = None) -> Hit:
@@ -196,11 +199,11 @@ def hit_from_row(row: Sequence[Any], score: float) -> Hit:
     return _hit(row, score)
 
 
-def cache_files(con: duckdb.DuckDBPyConnection) -> list[tuple[int, str, str, str | None]]:
-    """Every file as (id, path, DuckDB's lower(path), language), in DuckDB's ``ORDER BY path``."""
+def cache_files(con: duckdb.DuckDBPyConnection) -> list[tuple[int, str, str, str | None, int]]:
+    """Every file as (id, path, DuckDB's lower(path), language, chunks), in DuckDB's ``ORDER BY path``."""
     return [
-        (int(file_id), str(path), str(lower), None if language is None else str(language))
-        for file_id, path, lower, language in con.execute(schema.CACHE_FILES_SQL).fetchall()
+        (int(file_id), str(path), str(lower), None if language is None else str(language), int(chunks))
+        for file_id, path, lower, language, chunks in con.execute(schema.CACHE_FILES_SQL).fetchall()
     ]
 
 

@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from onetool_code import index, schema
+from onetool_code import cache, index, schema
 from onetool_code.errors import IndexLockedError
 from onetool_code.settings import Settings
 
@@ -27,6 +27,7 @@ class StatusReport:
     embedding_sets: tuple[index.EmbeddingSet, ...] = ()
     languages: tuple[tuple[str, int, int], ...] = ()
     notes: tuple[str, ...] = field(default_factory=tuple)
+    vector_cache: cache.CacheInfo | None = None  # this process's in-memory vectors of this index, if any
 
     @property
     def model_present(self) -> bool:
@@ -48,6 +49,7 @@ def gather(settings: Settings) -> StatusReport:
         "provider": settings.provider,
         "model": settings.model,
         "indexed_root": _indexed_root(db),
+        "vector_cache": cache.info(db),
     }
     try:
         with index.connect(settings.project_root, db) as con:

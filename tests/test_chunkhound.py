@@ -87,7 +87,9 @@ def test_our_answer_over_chunkhounds_index_is_well_formed(chunkhound_project):
 def test_a_reader_never_blocks_the_next_chunkhound_index(chunkhound, chunkhound_project):
     onetool_code.search(query="cache eviction", path=str(chunkhound_project.root), base_url=chunkhound_project.base_url)
     onetool_code.status(path=str(chunkhound_project.root))
-    (chunkhound_project.root / "src" / "bookshelf" / "new_module.py").write_text("def freshly_added():\n    return 42\n")
+    (chunkhound_project.root / "src" / "bookshelf" / "new_module.py").write_text(
+        "def freshly_added():\n    return 42\n"
+    )
     chunkhound.index(chunkhound_project.root, chunkhound_project.base_url)  # raises if the index was locked
     found = onetool_code.search(query="freshly_added", path=str(chunkhound_project.root), mode="lexical", format="json")
     assert found[0]["file_path"] == "src/bookshelf/new_module.py"
@@ -95,6 +97,6 @@ def test_a_reader_never_blocks_the_next_chunkhound_index(chunkhound, chunkhound_
 
 def test_a_chunkhound_writer_gives_our_clear_error(chunkhound, chunkhound_project):
     with chunkhound.hold_write_lock(chunkhound_project.db) as holder:
-        answer = onetool_code.search(query="x", path=str(chunkhound_project.root), mode="lexical")
+        answer = onetool_code.search(query="retry", path=str(chunkhound_project.root), mode="lexical")
     assert answer.startswith("Error: the index is in use by ChunkHound (")
     assert f"PID {holder.pid})" in answer and "chunkhound mcp --read-only" in answer

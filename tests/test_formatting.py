@@ -328,6 +328,8 @@ def test_a_chunk_whose_line_numbers_are_off_is_found_where_it_is(tmp_path):
     """ChunkHound 6.1.0 numbers lines from the first non-blank line of a file; the reader finds the chunk
     a few lines further down and reports where it really is."""
     (tmp_path / "a.py").write_text("\n\n\nimport os\n\n\ndef f():\n    return os.sep\n")
-    item = render([hit("a.py", 4, ["def f():", "    return os.sep"], symbol="f")], tmp_path, format="json", query="sep")[0]
+    item = render(
+        [hit("a.py", 4, ["def f():", "    return os.sep"], symbol="f")], tmp_path, format="json", query="sep"
+    )[0]
     assert (item["start_line"], item["end_line"], item["match_lines"]) == (7, 8, [8])
     assert "note" not in item

@@ -44,7 +44,9 @@ def _imports(path: Path) -> set[str]:
 
 
 def test_every_module_has_a_level():
-    modules = {p.stem for p in PACKAGE.glob("*.py")} | {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    modules = {p.stem for p in PACKAGE.glob("*.py")} | {
+        p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()
+    }
     assert modules == set(LEVELS)
 
 

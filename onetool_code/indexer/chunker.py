@@ -4,7 +4,7 @@ What a code file yields (``syntax.py`` says what each node is):
 
 - one chunk per definition, at any depth (a class and its methods both: readers merge overlapping hits), with
   the comments, decorators and attributes directly above it (no blank line between) included, so a doc comment
-  travels with the code it documents;
+  travels with the code it documents (variables and statements too; imports do not take comments);
 - consecutive imports as one ``import`` chunk named ``import_os_from_pathlib``...; consecutive variables or
   fields at file or class level as one chunk named after the first; file-level statements (``if __name__``,
   top-level calls) as ``block`` chunks (``block_line_<n>``); free-standing comment runs as ``comment`` chunks
@@ -207,7 +207,12 @@ class _CodeChunker:
                 pending.clear()
                 self.nested(child)
                 continue
-            start = self.attach(pending, child)
+            if role is Role.IMPORT:  # a license header or package doc above imports is not about them
+                self.emit_comments(pending)
+                pending.clear()
+                start = child
+            else:
+                start = self.attach(pending, child)
             if group is not None and start is child and group.accepts(role, item, child):
                 group.add(item, child)
             else:

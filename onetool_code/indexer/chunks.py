@@ -9,7 +9,6 @@ thing to strip.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 
 MAX_NON_WHITESPACE = 1200
@@ -18,8 +17,6 @@ CHARS_PER_TOKEN = 3
 # Adjacent small items (imports, variables, comments, statements) are merged while they stay under this share
 # of the budget, as ChunkHound's merge threshold (0.8) does.
 MERGE_LIMIT = int(MAX_NON_WHITESPACE * 0.8)
-
-_WHITESPACE = re.compile(r"\s")
 
 
 @dataclass(frozen=True)
@@ -37,7 +34,7 @@ class Chunk:
 
 def weight(text: str) -> int:
     """The size ChunkHound's budget counts: non-whitespace characters."""
-    return len(text) - len(_WHITESPACE.findall(text))
+    return sum(map(len, text.split()))
 
 
 def fits(text: str) -> bool:

@@ -78,5 +78,5 @@ def language_for(path: PurePath) -> str | None:
 
 
 def extension_of(path: PurePath) -> str | None:
-    """``files.extension``: the suffix without its dot, None when there is none (``Makefile``)."""
-    return path.suffix[1:] or None
+    """``files.extension``: the suffix without its dot, lowercase; None when there is none (``Makefile``)."""
+    return path.suffix[1:].lower() or None

@@ -149,12 +149,22 @@ def _stripe(acc: list[int], data: bytes, at: int, secret_at: int) -> None:
         acc[i] = (acc[i] + (keyed & 0xFFFFFFFF) * (keyed >> 32)) & _MASK
 
 
-def _block_sums(data: bytes, blocks: int) -> tuple[list[list[int]], list[list[int]]]:
-    """Per block and lane: the sum of the input words and the sum of the keyed 32x32 products (mod 2**64)."""
-    words = np.frombuffer(data, dtype="<u8", count=blocks * _BLOCK // 8).reshape(blocks, _STRIPES_PER_BLOCK, 8)
-    keyed = words ^ _KEYS
+def _sums(data: bytes, start: int, blocks: int, stripes: int) -> tuple[list[list[int]], list[list[int]]]:
+    """Per block and lane: the sum of the input words and of the keyed 32x32-bit products (mod 2**64).
+
+    ``stripes`` stripes of each of ``blocks`` consecutive blocks starting at byte ``start``.
+    """
+    count = blocks * stripes * 8
+    words = np.frombuffer(data, dtype="<u8", count=count, offset=start).reshape(blocks, stripes, 8)
+    keyed = words ^ _KEYS[:stripes]
     products = (keyed & np.uint64(0xFFFFFFFF)) * (keyed >> np.uint64(32))
     return words.sum(axis=1, dtype=np.uint64).tolist(), products.sum(axis=1, dtype=np.uint64).tolist()
+
+
+def _accumulate(acc: list[int], words: list[int], products: list[int]) -> None:
+    for i in range(8):
+        acc[i ^ 1] = (acc[i ^ 1] + words[i]) & _MASK
+        acc[i] = (acc[i] + products[i]) & _MASK
 
 
 def _long(data: bytes, n: int) -> int:
@@ -162,19 +172,18 @@ def _long(data: bytes, n: int) -> int:
     blocks = (n - 1) // _BLOCK
     scramble_key = [_u64(_SECRET, len(_SECRET) - _STRIPE + 8 * i) for i in range(8)]
     if blocks:
-        word_sums, product_sums = _block_sums(data, blocks)
-        for words, products in zip(word_sums, product_sums, strict=True):
-            for i in range(8):
-                acc[i ^ 1] = (acc[i ^ 1] + words[i]) & _MASK
-                acc[i] = (acc[i] + products[i]) & _MASK
+        for words, products in zip(*_sums(data, 0, blocks, _STRIPES_PER_BLOCK), strict=True):
+            _accumulate(acc, words, products)
             for i in range(8):
                 value = acc[i]
                 value ^= value >> 47
                 value ^= scramble_key[i]
                 acc[i] = (value * _P32_1) & _MASK
     start = blocks * _BLOCK
-    for s in range(((n - 1) - start) // _STRIPE):
-        _stripe(acc, data, start + s * _STRIPE, s * 8)
+    stripes = ((n - 1) - start) // _STRIPE
+    if stripes:
+        (words,), (products,) = _sums(data, start, 1, stripes)
+        _accumulate(acc, words, products)
     _stripe(acc, data, n - _STRIPE, len(_SECRET) - _STRIPE - 7)
     result = (n * _P64_1) & _MASK
     for i in range(4):
