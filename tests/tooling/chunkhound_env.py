@@ -343,6 +343,10 @@ class ChunkHoundEnv:
                 except subprocess.TimeoutExpired:
                     proc.kill()
                     proc.wait()
+            for stream in (proc.stdin, proc.stdout, proc.stderr):
+                if stream:
+                    with contextlib.suppress(OSError):
+                        stream.close()
 
 
 def _readline_with_timeout(proc: subprocess.Popen[str], timeout: float) -> str:
