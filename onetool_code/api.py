@@ -43,32 +43,8 @@ def run_search(
     host: settings.OneToolHost | None = None,
 ) -> Result:
     """Search one query: the best hits, merged and formatted (see ``code.search``'s docstring for the options)."""
-    with span("code.search", query=query, mode=mode) as s:
-        resolved = settings.resolve(
-            path=path, db=db, provider=provider, model=model, base_url=base_url, cache=cache, host=host
-        )
-        s.add(project=str(resolved.project_root))
-        req = request.parse(
-            queries=query,
-            batch=False,
-            limit=limit,
-            offset=offset,
-            language=language,
-            chunk_type=chunk_type,
-            include=include,
-            exclude=exclude,
-            expand=expand,
-            mode=mode,
-            content=content,
-            format=format,
-            max_bytes=max_bytes,
-            default_limit=resolved.limit,
-            default_max_bytes=resolved.max_bytes,
-        )
-        s.add(limit=req.limit, filters=_describe_filters(req))
-        ranked = engine.run(resolved, req)
-        s.add(resultCount=len(ranked.hits))
-        return formatting.render_search(ranked, req, resolved.project_root)
+    options = dict(locals())
+    return _search("code.search", queries=options.pop("query"), batch=False, **options)
 
 
 def run_batch(
@@ -94,29 +70,43 @@ def run_batch(
 ) -> Result:
     """Several queries, one embeddings request, one fused list of at most ``limit`` hits, each tagged with
     the queries that found it."""
-    with span("code.search_batch", mode=mode) as s:
+    return _search("code.search_batch", batch=True, offset=0, **locals())
+
+
+def _search(
+    span_name: str,
+    *,
+    queries: str | Sequence[str],
+    batch: bool,
+    path: str | None,
+    db: str | None,
+    provider: str | None,
+    model: str | None,
+    base_url: str | None,
+    cache: bool | None,
+    host: settings.OneToolHost | None,
+    **options: Any,
+) -> Result:
+    fields = (
+        {"queryCount": len(queries) if not isinstance(queries, str) else queries.count("|") + 1}
+        if batch
+        else {"query": queries}
+    )
+    with span(span_name, **fields, mode=options["mode"]) as s:
         resolved = settings.resolve(
             path=path, db=db, provider=provider, model=model, base_url=base_url, cache=cache, host=host
         )
         s.add(project=str(resolved.project_root))
         req = request.parse(
             queries=queries,
-            batch=True,
-            limit=limit,
-            offset=0,
-            language=language,
-            chunk_type=chunk_type,
-            include=include,
-            exclude=exclude,
-            expand=expand,
-            mode=mode,
-            content=content,
-            format=format,
-            max_bytes=max_bytes,
+            batch=batch,
             default_limit=resolved.limit,
             default_max_bytes=resolved.max_bytes,
+            **options,
         )
-        s.add(queryCount=len(req.queries), limit=req.limit, filters=_describe_filters(req))
+        s.add(limit=req.limit, filters=_describe_filters(req))
+        if batch:
+            s.add(queryCount=len(req.queries))
         ranked = engine.run(resolved, req)
         s.add(resultCount=len(ranked.hits))
         return formatting.render_search(ranked, req, resolved.project_root)

@@ -67,42 +67,51 @@ def locked(db_path: Path, pid: str, exe: str = "") -> IndexLockedError:
 @contextmanager
 def connect(project_root: Path, db_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
     """A read-only connection for the duration of the block; closed on every path out."""
-    import duckdb
-
     if not db_path.exists():
         raise not_indexed(project_root, db_path)
     if db_path.is_dir():
         raise IndexUnreadableError(
             f"{db_path} is a directory, not an index file (expected {schema.DB_FILE_NAME} inside it?)"
         )
+    with session(db_path, read_only=True) as con:
+        yield con
+
+
+@contextmanager
+def session(
+    db_path: Path, *, read_only: bool, config: dict[str, str] | None = None
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A DuckDB connection with our safety settings and DuckDB's errors translated (the reader's, and the
+    indexer's for writing); closed on every path out."""
+    import duckdb
+
     try:
         con = duckdb.connect(
             str(db_path),
-            read_only=True,
-            config={"autoinstall_known_extensions": False, "autoload_known_extensions": False},
+            read_only=read_only,
+            config={"autoinstall_known_extensions": False, "autoload_known_extensions": False, **(config or {})},
         )
     except duckdb.Error as exc:
-        raise _translate(db_path, exc) from exc
+        raise _translate(db_path, exc, read_only) from exc
     try:
         # DuckDB draws a progress bar on stdout for slow queries; inside OneTool stdout is the MCP channel.
         con.execute(schema.NO_PROGRESS_BAR_SQL)
         yield con
     except duckdb.Error as exc:
-        raise _translate(db_path, exc) from exc
+        raise _translate(db_path, exc, read_only) from exc
     finally:
         con.close()
 
 
-def _translate(db_path: Path, exc: Exception) -> Exception:
+def _translate(db_path: Path, exc: Exception, read_only: bool) -> Exception:
     text = str(exc)
     match = _LOCK.search(text)
     if match:
         return locked(db_path, match.group("pid"), match.group("exe"))
+    first = text.splitlines()[0][:300] if text else type(exc).__name__
     if "not a valid DuckDB database" in text or "Could not read" in text or "corrupt" in text.lower():
-        return IndexUnreadableError(f"{db_path} is not a readable DuckDB index file: {text.splitlines()[0][:200]}")
-    return IndexUnreadableError(
-        f"Cannot read the index {db_path}: {text.splitlines()[0][:300] if text else type(exc).__name__}"
-    )
+        return IndexUnreadableError(f"{db_path} is not a readable DuckDB index file: {first}")
+    return IndexUnreadableError(f"Cannot {'read' if read_only else 'write'} the index {db_path}: {first}")
 
 
 def layout(con: duckdb.DuckDBPyConnection, db_path: Path) -> Layout:

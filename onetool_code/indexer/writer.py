@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -36,7 +35,6 @@ from onetool_code.indexer.languages import extension_of
 if TYPE_CHECKING:
     import duckdb
 
-_LOCK = re.compile(r"Conflicting lock is held in (?P<exe>.*?) \(PID (?P<pid>\d+)\)")
 _CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
 _SIDECAR_VERSION = 1
 
@@ -174,35 +172,11 @@ def check_writable(project_root: Path, db_path: Path, snapshot: Snapshot, vss: b
 # -- writing -------------------------------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def _connect(db_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A read-write connection; lock conflicts become IndexLockedError, other DuckDB errors ours."""
-    import duckdb
-
+def _connect(db_path: Path) -> contextlib.AbstractContextManager[duckdb.DuckDBPyConnection]:
     db_path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        con = duckdb.connect(
-            str(db_path), config={**_CONFIG, "storage_compatibility_version": schema.STORAGE_COMPATIBILITY}
-        )
-    except duckdb.Error as exc:
-        raise _translate(db_path, exc) from exc
-    try:
-        # DuckDB draws its own progress bar for long statements (a bulk insert of vectors) on stdout: never here.
-        con.execute(schema.NO_PROGRESS_BAR_SQL)
-        yield con
-    except duckdb.Error as exc:
-        raise _translate(db_path, exc) from exc
-    finally:
-        con.close()
-
-
-def _translate(db_path: Path, exc: Exception) -> OneToolCodeError:
-    text = str(exc)
-    match = _LOCK.search(text)
-    if match:
-        return index.locked(db_path, match.group("pid"), match.group("exe"))
-    first = text.splitlines()[0][:300] if text else type(exc).__name__
-    return IndexUnreadableError(f"Cannot write the index {db_path}: {first}")
+    return index.session(
+        db_path, read_only=False, config={"storage_compatibility_version": schema.STORAGE_COMPATIBILITY}
+    )
 
 
 def write(db_path: Path, plan: Plan, *, provider: str, model: str, vss: bool, drop: Sequence[str] = ()) -> WriteResult:
