@@ -87,11 +87,7 @@ def _search(
     host: settings.OneToolHost | None,
     **options: Any,
 ) -> Result:
-    fields = (
-        {"queryCount": len(queries) if not isinstance(queries, str) else queries.count("|") + 1}
-        if batch
-        else {"query": queries}
-    )
+    fields = {} if batch else {"query": queries}
     with span(span_name, **fields, mode=options["mode"]) as s:
         resolved = settings.resolve(
             path=path, db=db, provider=provider, model=model, base_url=base_url, cache=cache, host=host
