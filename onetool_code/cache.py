@@ -8,12 +8,16 @@ beside it) while that connection's lock keeps writers out; a changed file drops 
 How a search ranks (``index.semantic`` is the reference, and the answers must not change):
 
 - scores: one float32 vector-matrix product over the L2-normalised vectors (a batch: one matrix product);
-- selection: the (offset + limit)-th best score by a partial sort, plus every row within ``MARGIN`` of it, so
-  float32 rounding can never leave out a row that ChunkHound's query would rank;
+- selection: the (offset + limit)-th best score by a partial sort, plus every row within ``margin(dims)`` of
+  it, twice the worst-case float32 rounding error, so no row of the page can be left out;
 - order: those few rows re-scored in float64 row by row (identical vectors get identical scores, so their tie
   is broken as the SQL breaks it), then sorted as the SQL sorts: similarity descending (NaN first and NULL last,
   as DuckDB orders them), then path, start line and chunk id;
 - rows: one parameterised query fetches only the page's chunks.
+
+The one difference left: two *different* vectors whose cosines are equal in exact arithmetic may come out an
+ulp apart, in either order, because DuckDB rounds in its own way (duckdb 1.5 and 2.0 already differ around the
+8th digit); the SQL then orders them by path, the cache by that ulp. Scores agree within 1e-6 (2e-7 measured).
 
 Filters are boolean masks over per-file attributes (language, DuckDB's own ``lower(path)``) and per-chunk types,
 evaluated exactly as ``schema.filter_sql`` words them.
@@ -39,15 +43,10 @@ from onetool_code.schema import Filters
 if TYPE_CHECKING:
     import duckdb
 
-# Building reads every vector of the model, which costs several times one SQL query (bench/search_speed.py:
-# about 5x on the sample index and 10x at 50,000 chunks), so a process that searches once (a CLI call) never
-# builds; the cache is built at the second query vector a process asks of the same index and model (a batch
-# of two or more queries counts as enough demand by itself).
+# Building costs 1.3 (sample index) to 2.0 (50,000 x 1536) SQL searches (bench/search_speed.py). As in ski
+# rental, a process searches by SQL until it has spent about one build, then builds: at the second query vector
+# it asks of the same index and model. So a one-shot CLI call never builds, and a batch builds at once.
 BUILD_AFTER = 2
-
-# Float32 products of unit vectors are within about 1e-6 of the exact cosine; a margin 100 times wider
-# costs a few extra candidates and makes missing one impossible.
-MARGIN = 1e-4
 
 # The build reads vectors in windows of rowids so that only one window of per-row arrays exists beside the
 # matrix (the peak stays near the matrix itself).
@@ -57,6 +56,11 @@ WINDOW_BYTES = 8 << 20
 WAL_SUFFIX = ".wal"
 
 _NULL_LINE = np.int64(np.iinfo(np.int64).max)  # DuckDB sorts NULL start lines last (np.where wraps a bare int)
+
+
+def margin(dims: int) -> float:
+    """Twice the worst-case error of a float32 dot product of two unit vectors: (dims + 1) roundings of 2**-24."""
+    return 2 * (dims + 2) * 2.0**-24
 
 
 @dataclass(frozen=True)
@@ -199,6 +203,7 @@ class VectorCache:
     def _page(
         self, scores: np.ndarray, unit: np.ndarray, scorable: bool, rows: np.ndarray | None, limit: int, offset: int
     ) -> list[tuple[int, float]]:
+        """One query's page: a partial sort finds the candidates, which are re-scored and sorted as the SQL does."""
         if not scorable:
             scores[:] = np.inf  # a zero query vector: DuckDB's cosine is NaN for every row
         scores[self.nan_rows] = np.inf
@@ -209,7 +214,7 @@ class VectorCache:
             return []
         if need < keys.size:
             kth = np.partition(keys, keys.size - need)[keys.size - need]
-            picked = np.flatnonzero(keys >= kth - MARGIN)
+            picked = np.flatnonzero(keys >= kth - margin(self.matrix.shape[0]))
         else:
             picked = np.arange(keys.size)
         candidates = picked if rows is None else rows[picked]

@@ -75,6 +75,16 @@ def spans(request):
         assert not broken, f"internal error behind the boundary: {broken[0][:2000]}"
 
 
+@pytest.fixture(autouse=True)
+def fresh_vector_cache():
+    """The vector cache lives as long as the process; each test starts without one."""
+    from onetool_code import cache
+
+    cache.clear()
+    yield
+    cache.clear()
+
+
 @pytest.fixture(scope="session")
 def server() -> EmbeddingsServer:
     with serve() as running:
@@ -94,7 +104,7 @@ def build_index(root: Path, base_url: str | None, *, embeddings: bool = True) ->
 def sample_index(server, tmp_path_factory) -> Project:
     """The sample project, indexed once per session with vectors from the test server. Treat as read-only."""
     root = tmp_path_factory.mktemp("sample") / "project"
-    shutil.copytree(SAMPLE, root)
+    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".chunkhound"))
     db = build_index(root, server.base_url)
     return Project(root, db, server.base_url)
 

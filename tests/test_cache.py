@@ -288,7 +288,7 @@ def queries(generated) -> np.ndarray:
 @pytest.fixture(scope="session")
 def sample_db(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("cached-sample") / "project"
-    shutil.copytree(SAMPLE, root)
+    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".chunkhound"))
     return index_sample(root)
 
 
@@ -517,6 +517,27 @@ def test_fixture_index_ranks_like_sql_at_every_offset(sample_db):
     query = np.stack([vector_for(q) for q in [*SAMPLE_QUERIES, "LoanService"]])
     for offset in (0, 5, 40, 200):
         compare(sample_db, embedding_set, query, Filters(), 11, offset)
+
+
+@pytest.mark.chunkhound
+def test_chunkhounds_own_index_ranks_the_same_through_the_cache(server, tmp_path_factory):
+    """The sample project indexed by the real ChunkHound 6.1.0 (its chunks, its HNSW index, duckdb 1.5's file)."""
+    from tooling.chunkhound_env import ensure_chunkhound
+
+    root = tmp_path_factory.mktemp("chunkhound-cache") / "project"
+    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".chunkhound"))
+    ensure_chunkhound().index(root, server.base_url)
+    db = root / ".chunkhound" / "db" / schema.DB_FILE_NAME
+    embedding_set = tiny_set(db)
+    queries = np.stack([vector_for(q) for q in [*SAMPLE_QUERIES, "LoanService", "rate limiter token bucket"]])
+    for filters in (
+        Filters(),
+        Filters(languages=("python", "go")),
+        Filters(chunk_types=("function", "method")),
+        Filters(include=("src",), exclude=("test",)),
+    ):
+        for offset in (0, 10):
+            compare(db, embedding_set, queries, filters, 10, offset)
 
 
 def replace_index(project: Path, dims: int = 1536) -> Path:

@@ -481,7 +481,7 @@ def test_non_utf8_bytes_are_replaced_not_fatal():
 
 def test_every_chunk_of_the_sample_project_is_exact_and_in_vocabulary(tmp_path):
     root = tmp_path / "project"
-    shutil.copytree(SAMPLE, root)
+    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".chunkhound"))
     languages: set[str] = set()
     for source in walk(root).files:
         data = source.path.read_bytes()
