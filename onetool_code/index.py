@@ -1,17 +1,14 @@
-"""Read-only access to a ChunkHound index: attach late, run ``schema``'s SQL, detach before returning.
+"""Read-only access to a ChunkHound index: open late, run ``schema``'s SQL, close before returning.
 
-The trap: any open handle on the file, even read-only, locks ChunkHound out of its own index (and a writer
-locks us out). So the file is open for one call only. It is attached, read-only, to a process-wide
-in-memory DuckDB and detached before the call returns: between calls no file is open, and attaching costs
-about 1.5 ms where a new connection costs about 20 ms (measured, duckdb 2.0), which is most of a warm search.
-DuckDB errors become ours here. Extension autoloading is off: an HNSW index in the file must never make
-DuckDB try to download vss. The progress bar is off: DuckDB draws it on stdout, OneTool's MCP channel.
+The trap: any open connection, even read-only, locks ChunkHound out of its own index (and a writer locks
+us out). So a connection lives for one call, never in a cache, and DuckDB errors become ours here.
+Extension autoloading is off: an HNSW index in the file must never make DuckDB try to download vss. The
+progress bar is off: DuckDB draws it on stdout, which is OneTool's MCP channel.
 """
 
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -84,69 +81,26 @@ def connect(project_root: Path, db_path: Path) -> Iterator[duckdb.DuckDBPyConnec
 def session(
     db_path: Path, *, read_only: bool, config: dict[str, str] | None = None
 ) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A DuckDB handle on ``db_path`` for the duration of the block, with our safety settings and DuckDB's
-    errors translated: the reader's (attached, read-only) and the indexer's (a connection, for writing)."""
-    if read_only:
-        with _HOST.attached(db_path) as con:
-            yield con
-        return
+    """A DuckDB connection with our safety settings and DuckDB's errors translated (the reader's, and the
+    indexer's for writing); closed on every path out."""
     import duckdb
 
     try:
-        con = duckdb.connect(str(db_path), config={**_SAFE_CONFIG, **(config or {})})
+        con = duckdb.connect(
+            str(db_path),
+            read_only=read_only,
+            config={"autoinstall_known_extensions": False, "autoload_known_extensions": False, **(config or {})},
+        )
     except duckdb.Error as exc:
         raise _translate(db_path, exc, read_only) from exc
     try:
+        # DuckDB draws a progress bar on stdout for slow queries; inside OneTool stdout is the MCP channel.
         con.execute(schema.NO_PROGRESS_BAR_SQL)
         yield con
     except duckdb.Error as exc:
         raise _translate(db_path, exc, read_only) from exc
     finally:
         con.close()
-
-
-_SAFE_CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
-
-
-class _Host:
-    """The process's in-memory DuckDB that index files are attached to, one call at a time (a lock keeps
-    calls from different threads apart). It holds no file between calls."""
-
-    ALIAS = "chunkhound_index"
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._con: duckdb.DuckDBPyConnection | None = None
-
-    @contextmanager
-    def attached(self, db_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
-        import duckdb
-
-        with self._lock:
-            if self._con is None:
-                self._con = duckdb.connect(":memory:", config=_SAFE_CONFIG)
-                self._con.execute(schema.NO_PROGRESS_BAR_SQL)
-            con = self._con
-            try:
-                con.execute(schema.attach_read_only_sql(db_path, self.ALIAS))
-            except duckdb.Error as exc:
-                raise _translate(db_path, exc, True) from exc
-            try:
-                con.execute(schema.use_sql(self.ALIAS))
-                yield con
-            except duckdb.Error as exc:
-                raise _translate(db_path, exc, True) from exc
-            finally:
-                try:
-                    con.execute(schema.use_sql("memory"))
-                    con.execute(schema.detach_sql(self.ALIAS))
-                except duckdb.Error:
-                    # A host that cannot let go of the file must not keep it open: drop the host whole.
-                    con.close()
-                    self._con = None
-
-
-_HOST = _Host()
 
 
 def _translate(db_path: Path, exc: Exception, read_only: bool) -> Exception:

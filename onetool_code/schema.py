@@ -330,17 +330,3 @@ def unembedded_chunks_sql(dims_list: Sequence[int]) -> tuple[str, int]:
         for d in dims_list
     )
     return f"SELECT c.id, c.file_id, c.code FROM chunks c WHERE TRUE{missing} ORDER BY c.id", len(dims_list)
-
-
-def attach_read_only_sql(db_path: object, alias: str) -> str:
-    """ATTACH takes no parameters: the path goes in as a string literal, its quotes doubled."""
-    literal = str(db_path).replace("'", "''")
-    return f"ATTACH '{literal}' AS {alias} (READ_ONLY)"
-
-
-def use_sql(database: str) -> str:
-    return f"USE {database}"
-
-
-def detach_sql(alias: str) -> str:
-    return f"DETACH {alias}"
