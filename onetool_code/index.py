@@ -2,6 +2,9 @@
 
 The trap: any open connection, even read-only, locks ChunkHound out of its own index (and a writer locks
 us out). So a connection lives for one call, never in a cache, and DuckDB errors become ours here.
+Opening costs about 20 ms (duckdb 2.0), most of a warm cached search; attaching the file to a long-lived
+in-memory DuckDB instead costs 1.5 ms, but its resident memory grew with every attach and detach (270, 425,
+564 MB over three searches of a 30,000-chunk index, against a flat 80 MB with connect and close), so no.
 Extension autoloading is off: an HNSW index in the file must never make DuckDB try to download vss. The
 progress bar is off: DuckDB draws it on stdout, which is OneTool's MCP channel.
 """
