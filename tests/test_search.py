@@ -356,8 +356,8 @@ def test_bad_input_never_changes_the_index(sample_index, bad):
 
 
 def test_a_project_path_with_quotes_and_spaces(sample_index, tmp_path):
-    """The index path goes into DuckDB's ATTACH as a literal: quotes in it must not break or inject."""
-    root = tmp_path / "it's a \"project\"; DROP TABLE files"
+    """Quotes, spaces and SQL in the project path are just characters of a path."""
+    root = tmp_path / 'it\'s a "project"; DROP TABLE files'
     shutil.copytree(sample_index.root, root)
     answer = onetool_code.search(query="load_config", path=str(root), mode="lexical", limit=1)
     assert answer.startswith("Found 1 result for: load_config")
