@@ -17,7 +17,14 @@ setup .venv-test python3
 .venv-test/bin/python tests/tooling/onetool_env.py
 .venv-test/bin/python -m pytest "$@"
 
-py312=$(command -v python3.12 || ls -d "$HOME"/.pyenv/versions/3.12*/bin/python3.12 2>/dev/null | tail -n 1 || true)
+# A pyenv shim named python3.12 may be on PATH and still fail to run: try each candidate for real.
+py312=""
+for candidate in "$HOME"/.pyenv/versions/3.12*/bin/python3.12 "$(command -v python3.12 || true)"; do
+    if [ -n "$candidate" ] && "$candidate" -c 'import sys; assert sys.version_info[:2] == (3, 12)' 2>/dev/null; then
+        py312=$candidate
+        break
+    fi
+done
 if [ -z "$py312" ]; then
     echo "Python 3.12 not found: the suite ran on $(python3 --version) only" >&2
     exit 1

@@ -91,6 +91,19 @@ def server() -> EmbeddingsServer:
         yield running
 
 
+def ranked(root: Path, base_url: str | None, query: str, **options):
+    """The engine's ranked hits for one query (before merging and formatting); ``options`` as in ``search``."""
+    from onetool_code import engine, request
+
+    resolved = settings.resolve(path=str(root), base_url=base_url)
+    args = {name: options.get(name) for name in ("limit", "offset", "language", "chunk_type", "include", "exclude")}
+    req = request.parse(
+        queries=query, batch=False, expand=None, mode=options.get("mode", "semantic"), content=None, format=None,
+        max_bytes=None, default_limit=10, default_max_bytes=5000, **args,
+    )  # fmt: skip
+    return engine.run(resolved, req)
+
+
 def build_index(root: Path, base_url: str | None, *, embeddings: bool = True) -> Path:
     """Index ``root`` with our indexer (the test suite's one way to make an index)."""
     from onetool_code.indexer import build_index as build

@@ -6,10 +6,10 @@ from __future__ import annotations
 import shutil
 
 import pytest
+from conftest import ranked
 from tooling.chunkhound_env import ensure_chunkhound
 
 import onetool_code
-from onetool_code import engine, request, settings
 
 pytestmark = pytest.mark.chunkhound
 
@@ -40,13 +40,7 @@ def chunkhound_project(chunkhound, server, tmp_path_factory):
 
 
 def ours(project, query, include=None):
-    resolved = settings.resolve(path=str(project.root), base_url=project.base_url)
-    req = request.parse(
-        queries=query, batch=False, limit=10, offset=0, language=None, chunk_type=None, include=include,
-        exclude=None, expand=None, mode="semantic", content=None, format=None, max_bytes=None,
-        default_limit=10, default_max_bytes=5000,
-    )  # fmt: skip
-    return engine.run(resolved, req).hits
+    return ranked(project.root, project.base_url, query, include=include).hits
 
 
 def assert_same_hits(mine, theirs):

@@ -20,10 +20,10 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from conftest import SAMPLE, sha256
+from conftest import SAMPLE, ranked, sha256
 from tooling.chunkhound_env import ensure_chunkhound
 
-from onetool_code import engine, request, settings
+from onetool_code import settings
 from onetool_code.errors import OneToolCodeError
 from onetool_code.indexer import build_index
 
@@ -133,13 +133,7 @@ def test_chunkhound_takes_over_our_index_without_reindexing(chunkhound, server, 
 
 
 def our_hits(root: Path, base_url: str, query: str) -> list:
-    resolved = settings.resolve(path=str(root), base_url=base_url)
-    req = request.parse(
-        queries=query, batch=False, limit=10, offset=0, language=None, chunk_type=None, include=None,
-        exclude=None, expand=None, mode="semantic", content=None, format=None, max_bytes=None,
-        default_limit=10, default_max_bytes=5000,
-    )  # fmt: skip
-    return engine.run(resolved, req).hits
+    return ranked(root, base_url, query).hits
 
 
 @pytest.mark.parametrize("query", QUERIES[:2])

@@ -8,13 +8,14 @@ import subprocess
 import sys
 import time
 
+import conftest
 import duckdb
 import numpy as np
 import pytest
 from openai_server import vector_for
 
 import onetool_code
-from onetool_code import engine, request, schema, settings
+from onetool_code import schema
 
 QUERY = "retry with exponential backoff"
 
@@ -25,17 +26,8 @@ def search(project, **kwargs):
     return onetool_code.search(**kwargs)
 
 
-def ranked(project, query, **kwargs):
-    """The engine's ranked hits (before merging and formatting)."""
-    resolved = settings.resolve(path=str(project.root), base_url=project.base_url)
-    req = request.parse(
-        queries=query, batch=False, limit=kwargs.pop("limit", 10), offset=kwargs.pop("offset", 0),
-        language=kwargs.pop("language", None), chunk_type=kwargs.pop("chunk_type", None),
-        include=kwargs.pop("include", None), exclude=kwargs.pop("exclude", None), expand=None,
-        mode=kwargs.pop("mode", "semantic"), content=None, format=None, max_bytes=None,
-        default_limit=10, default_max_bytes=5000,
-    )  # fmt: skip
-    return engine.run(resolved, req)
+def ranked(project, query, **options):
+    return conftest.ranked(project.root, project.base_url, query, **options)
 
 
 def chunkhound_sql(db, query, limit=10, offset=0):
