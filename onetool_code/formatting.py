@@ -270,15 +270,16 @@ def _text_result(view: _View, i: int, request: Request) -> list[str]:
         code, truncated = _content_of(view, i)
         if r.match_lines:
             lines.append(f"   matches: {', '.join(map(str, r.match_lines))}")
-        if r.content_start != r.start_line or r.content_end != r.end_line:
-            lines.append(f"   code of lines {r.content_start}-{r.content_start + r.content_lines - 1}:")
+        if (r.content_start, r.content_last_line) != (r.start_line, r.end_line):
+            lines.append(f"   code of lines {r.content_start}-{r.content_last_line}:")
         lines.append(f"```{r.language}")
         lines.extend(code)
         lines.append("```")
         if truncated:
             shown_end = r.content_start + len(code) - 1
-            rest_end = r.content_start + r.content_lines - 1
-            lines.append(f"   ... {rest_end - shown_end} more lines: read {r.file_path}:{shown_end + 1}-{rest_end}")
+            lines.append(
+                f"   ... {r.content_last_line - shown_end} more lines: read {r.file_path}:{shown_end + 1}-{r.content_last_line}"
+            )
     else:
         if view.preview[i]:
             for index in r.preview:

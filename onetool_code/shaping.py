@@ -57,8 +57,9 @@ class Result:
         return matching.preview_text(self.lines, self.preview)
 
     @property
-    def content_end(self) -> int:
-        return self.content_start + len(self.content or []) - 1
+    def content_last_line(self) -> int:
+        """The last line of the whole content (before any cut): past ``end_line`` when expanded."""
+        return self.content_start + self.content_lines - 1
 
 
 def display_name(symbol: str, chunk_type: str = "") -> str:
@@ -77,9 +78,8 @@ def shape(hits: Sequence[Hit], request: Request, sources: SourceFiles) -> list[R
         result.file_result_count = counts[result.file_path]
         wanted = result.queries or tuple(range(1, len(request.queries) + 1))
         tokens = list(dict.fromkeys(t for q in wanted for t in tokens_of[q - 1]))
-        offset_lines = result.lines
-        result.match_lines = matching.match_lines(offset_lines, tokens, result.start_line)
-        result.preview = matching.preview(offset_lines, tokens)
+        result.match_lines = matching.match_lines(result.lines, tokens, result.start_line)
+        result.preview = matching.preview(result.lines, tokens)
     _include_content(results, request, sources)
     return results
 

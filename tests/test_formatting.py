@@ -333,3 +333,13 @@ def test_a_chunk_whose_line_numbers_are_off_is_found_where_it_is(tmp_path):
     )[0]
     assert (item["start_line"], item["end_line"], item["match_lines"]) == (7, 8, [8])
     assert "note" not in item
+
+
+def test_text_content_header_only_when_the_code_reaches_past_the_hit(tmp_path):
+    source = [f"line {n}" for n in range(1, 301)]
+    (tmp_path / "a.py").write_text("\n".join(source) + "\n")
+    hits = [hit("a.py", 1, source[:200], score=0.9), hit("b.py", 1, ["x"])]
+    plain = render(hits, tmp_path, max_bytes=100_000)
+    assert "code of lines" not in plain and "... 50 more lines: read a.py:151-200" in plain
+    expanded = render(hits[:1], tmp_path, max_bytes=100_000, expand=5)
+    assert "   code of lines 1-205:" in expanded
