@@ -95,15 +95,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "pack-path":
         print(Path(__file__).with_name("pack.py"))
         return 0
-    handler = _verbose() if args.verbose else None
+    logger = logging.getLogger(LOGGER_NAME)
+    handler, level = logging.StreamHandler(sys.stderr), logger.level
+    if args.verbose:
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
     try:
         result = _run(args)
     except OneToolCodeError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return exc.exit_code
     finally:
-        if handler is not None:
-            logging.getLogger(LOGGER_NAME).removeHandler(handler)
+        logger.removeHandler(handler)
+        logger.setLevel(level)
     print(result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, indent=2))
     return 0
 
@@ -142,14 +146,6 @@ def _index(args: argparse.Namespace, embedding: dict[str, str | None]) -> str:
     resolved = settings.resolve(path=args.project or args.path, db=args.db, **embedding)
     summary = build_index(resolved, embeddings=not args.no_embeddings, drop_hnsw=args.drop_hnsw)
     return summary.describe()
-
-
-def _verbose() -> logging.Handler:
-    handler = logging.StreamHandler(sys.stderr)
-    logger = logging.getLogger(LOGGER_NAME)
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-    return handler
 
 
 def main_entry() -> None:

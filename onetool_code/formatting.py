@@ -167,78 +167,49 @@ def _render(view: _View, request: Request, next_offset: int | None) -> str | lis
     return answer
 
 
-_JSON_KEYS = {
-    "json": {
-        "file_path": "file_path",
-        "language": "language",
-        "start_line": "start_line",
-        "end_line": "end_line",
-        "chunk_type": "chunk_type",
-        "name": "name",
-        "definitions": "definitions",
-        "preview": "preview",
-        "match_lines": "match_lines",
-        "score": "score",
-        "file_result_count": "file_result_count",
-        "content": "content",
-        "content_truncated": "content_truncated",
-        "content_lines": "content_lines",
-        "content_start_line": "content_start_line",
-        "note": "note",
-        "queries": "queries",
-    },
-    # The efficiency RFC's short keys: field names repeated on every result are a real share of the bytes.
-    "compact": {
-        "file_path": "loc",
-        "language": "lang",
-        "chunk_type": "t",
-        "name": "n",
-        "definitions": "d",
-        "preview": "p",
-        "match_lines": "m",
-        "score": "s",
-        "file_result_count": "fc",
-        "content": "c",
-        "content_truncated": "ct",
-        "content_lines": "cl",
-        "content_start_line": "cs",
-        "note": "note",
-        "queries": "q",
-    },
+# The efficiency RFC's short keys: field names repeated on every result are a real share of the bytes.
+_COMPACT_KEYS = {
+    "language": "lang",
+    "chunk_type": "t",
+    "name": "n",
+    "definitions": "d",
+    "preview": "p",
+    "match_lines": "m",
+    "score": "s",
+    "file_result_count": "fc",
+    "content": "c",
+    "content_truncated": "ct",
+    "content_lines": "cl",
+    "content_start_line": "cs",
+    "queries": "q",
 }
 
 
 def _item(view: _View, i: int, request: Request) -> dict[str, Any]:
     r = view.results[i]
-    keys = _JSON_KEYS[request.format]
-    out: dict[str, Any] = {}
-    if request.format == "compact":
-        out[keys["file_path"]] = f"{r.file_path}:{r.start_line}-{r.end_line}"
-    else:
-        out.update(file_path=r.file_path, start_line=r.start_line, end_line=r.end_line)
-    out[keys["language"]] = r.language
-    out[keys["chunk_type"]] = r.chunk_type
-    out[keys["name"]] = r.name
-    out[keys["definitions"]] = r.definitions
+    out: dict[str, Any] = {"file_path": r.file_path, "start_line": r.start_line, "end_line": r.end_line}
+    out.update(language=r.language, chunk_type=r.chunk_type, name=r.name, definitions=r.definitions)
     if view.preview[i]:
-        out[keys["preview"]] = r.preview_text
+        out["preview"] = r.preview_text
     if r.match_lines:
-        out[keys["match_lines"]] = r.match_lines
-    out[keys["score"]] = round(r.score, 3 if request.format == "json" else 2)
+        out["match_lines"] = r.match_lines
+    out["score"] = round(r.score, 3 if request.format == "json" else 2)
     if r.file_result_count > 1:
-        out[keys["file_result_count"]] = r.file_result_count
+        out["file_result_count"] = r.file_result_count
     if view.content[i]:
         lines, truncated = _content_of(view, i)
-        out[keys["content"]] = "\n".join(lines)
-        out[keys["content_truncated"]] = truncated
-        out[keys["content_lines"]] = r.content_lines
+        out.update(content="\n".join(lines), content_truncated=truncated, content_lines=r.content_lines)
         if r.content_start != r.start_line or len(r.content or []) != r.end_line - r.start_line + 1:
-            out[keys["content_start_line"]] = r.content_start
+            out["content_start_line"] = r.content_start
     if r.note:
-        out[keys["note"]] = r.note
+        out["note"] = r.note
     if request.batch:
-        out[keys["queries"]] = list(r.queries)
-    return out
+        out["queries"] = list(r.queries)
+    if request.format == "json":
+        return out
+    compact = {"loc": f"{out.pop('file_path')}:{out.pop('start_line')}-{out.pop('end_line')}"}
+    compact.update((_COMPACT_KEYS.get(key, key), value) for key, value in out.items())
+    return compact
 
 
 def _text(view: _View, request: Request, next_offset: int | None) -> str:
