@@ -10,8 +10,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from onetool_code import settings as config
 from onetool_code.errors import EmbeddingError, MissingKeyError
-from onetool_code.settings import KEY_NAME, MAX_RETRIES, Settings
+from onetool_code.settings import KEY_NAME, MAX_RETRIES, PROJECT_CONFIG, Settings
 
 # A custom OpenAI-compatible server (a local model, a proxy) usually needs no key, but the client insists on one.
 _PLACEHOLDER_KEY = "not-needed"
@@ -29,10 +30,11 @@ def embed(texts: Sequence[str], settings: Settings, *, batch_size: int | None = 
     """
     import openai
 
-    if settings.api_key is None and settings.base_url is None:
+    key, key_source = config.api_key(settings)
+    if key is None and settings.base_url is None:
         raise MissingKeyError(MISSING_KEY)
     client = openai.OpenAI(
-        api_key=str(settings.api_key) if settings.api_key else _PLACEHOLDER_KEY,
+        api_key=str(key) if key else _PLACEHOLDER_KEY,
         base_url=settings.base_url,
         timeout=settings.timeout,
         max_retries=MAX_RETRIES,
@@ -41,21 +43,29 @@ def embed(texts: Sequence[str], settings: Settings, *, batch_size: int | None = 
     rows: list[np.ndarray] = []
     try:
         for start in range(0, len(texts), step):
-            rows.extend(_request(client, list(texts[start : start + step]), settings))
+            rows.extend(_request(client, list(texts[start : start + step]), settings, key_source))
     finally:
         client.close()
     return np.vstack(rows) if rows else np.zeros((0, 0), dtype=np.float32)
 
 
-def _request(client: object, texts: list[str], settings: Settings) -> list[np.ndarray]:
+def _request(client: object, texts: list[str], settings: Settings, key_source: str) -> list[np.ndarray]:
     import openai
 
     where = settings.base_url or "api.openai.com"
     try:
         response = client.embeddings.create(model=settings.model, input=texts)  # type: ignore[attr-defined]
     except openai.AuthenticationError as exc:
+        if settings.base_url_from_project and key_source == "none":
+            raise EmbeddingError(
+                f"The embeddings API at {where} wants an API key (401). That server is named only by the "
+                f"project's {PROJECT_CONFIG}, so your own {KEY_NAME} is not sent to it (a repository must not "
+                "be able to collect keys). If you trust it, name it in your own settings (base_url=..., "
+                '--base-url, tools.code.base_url or CHUNKHOUND_EMBEDDING__BASE_URL). mode="lexical" searches '
+                "without a key."
+            ) from exc
         raise EmbeddingError(
-            f"The embeddings API at {where} rejected the API key (401). Check {KEY_NAME} ({settings.key_source})."
+            f"The embeddings API at {where} rejected the API key (401). Check {KEY_NAME} ({key_source})."
         ) from exc
     except openai.RateLimitError as exc:
         raise EmbeddingError(

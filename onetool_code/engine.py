@@ -20,7 +20,11 @@ from onetool_code.settings import Settings
 
 @dataclass(frozen=True)
 class Ranked:
-    """Best hits first; ``next_offset`` is set when a single search has more hits past this page."""
+    """Best hits first; ``next_offset`` is set when a single search has more hits past this page.
+
+    Each hit's ``rank`` is its place in the query's whole ranked list, so that an answer cut short by its byte
+    budget can name the offset of the first hit it left out.
+    """
 
     hits: list[Hit]
     next_offset: int | None = None
@@ -32,17 +36,19 @@ def run(settings: Settings, request: Request) -> Ranked:
     return _semantic(settings, request)
 
 
-def _page_size(request: Request) -> int:
-    # One extra hit tells a single search whether another page exists; a batch is fused, not paged.
-    return request.limit if request.batch else request.limit + 1
+def _depth(request: Request) -> int:
+    """How many hits of each ranked list to fetch, always from the top: a page is a slice of the whole list, and
+    a duplicate (same path and lines) is recognised only by what ranks above it, earlier pages included. One
+    extra hit tells a single search whether another page exists; a batch is fused, not paged."""
+    return request.limit if request.batch else request.offset + request.limit + 1
 
 
 def _finish(request: Request, lists: Sequence[Sequence[Hit]]) -> Ranked:
     if request.batch:
         return Ranked(ranking.fuse(lists, request.limit))
-    hits = ranking.dedupe(lists[0])
-    more = len(lists[0]) > request.limit
-    return Ranked(hits[: request.limit], request.offset + request.limit if more else None)
+    end = request.offset + request.limit
+    page = ranking.page(lists[0], request.offset, end)
+    return Ranked(page, end if len(lists[0]) > end else None)
 
 
 def _semantic(settings: Settings, request: Request) -> Ranked:
@@ -61,11 +67,11 @@ def _semantic(settings: Settings, request: Request) -> Ranked:
             f"stores {chosen.dims} dimensions for it: the index was built with other settings."
         )
     with index.connect(settings.project_root, settings.db_path) as con:
-        page, offset = _page_size(request), request.offset
+        depth = _depth(request)
         if settings.cache:  # the same hits, from memory once warm; the cache only borrows this connection
-            lists = cache.semantic(con, settings.db_path, chosen, vectors, request.filters, page, offset)
+            lists = cache.semantic(con, settings.db_path, chosen, vectors, request.filters, depth, 0)
         else:
-            lists = index.semantic(con, chosen, vectors, request.filters, page, offset)
+            lists = index.semantic(con, chosen, vectors, request.filters, depth, 0)
     return _finish(request, lists)
 
 
@@ -79,8 +85,7 @@ def _lexical(settings: Settings, request: Request) -> Ranked:
     with index.connect(settings.project_root, settings.db_path) as con:
         index.layout(con, settings.db_path)
         check_languages(index.language_counts(con), request.filters)
-        offset = 0 if request.batch else request.offset
-        lists = [index.lexical(con, tokens, request.filters, _page_size(request), offset) for tokens in token_lists]
+        lists = [index.lexical(con, tokens, request.filters, _depth(request), 0) for tokens in token_lists]
     return _finish(request, lists)
 
 

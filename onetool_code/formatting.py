@@ -43,13 +43,10 @@ class _View:
     left_out: list[str] = field(default_factory=list)
 
 
-def render_search(ranked: Ranked, request: Request, project_root: Path) -> str | list[Any] | dict[str, Any]:
+def render_search(ranked: Ranked, request: Request, project_root: Path) -> str | dict[str, Any]:
     results = shape(ranked.hits, request, SourceFiles(project_root))
-    if not results:
-        empty = f"No results found for: {_echo(request)}"
-        return (
-            empty if request.format == "text" else ([] if request.format == "json" else {"results": [], "note": empty})
-        )
+    if not results and request.format == "text":
+        return f"No results found for: {_echo(request)}"
     view = _View(results, [r.content is not None for r in results], [True] * len(results), len(results))
     answer = _render(view, request, ranked.next_offset)
     if _size(answer) <= request.max_bytes:
@@ -57,7 +54,7 @@ def render_search(ranked: Ranked, request: Request, project_root: Path) -> str |
     return _fit(view, request, ranked.next_offset)
 
 
-def _fit(view: _View, request: Request, next_offset: int | None) -> str | list[Any] | dict[str, Any]:
+def _fit(view: _View, request: Request, next_offset: int | None) -> str | dict[str, Any]:
     def fits() -> bool:
         view.left_out = _left_out(view)
         return _size(_render(view, request, next_offset)) <= request.max_bytes
@@ -115,7 +112,7 @@ def _numbers(numbers: list[int]) -> str:
     return f"results {numbers[0]}-{numbers[-1]}" if contiguous else "results " + ", ".join(map(str, numbers))
 
 
-def _size(answer: str | list[Any] | dict[str, Any]) -> int:
+def _size(answer: str | dict[str, Any]) -> int:
     if isinstance(answer, str):
         return len(answer.encode("utf-8"))
     return len(_dumps(answer).encode("utf-8"))
@@ -153,15 +150,27 @@ def _content_of(view: _View, i: int) -> tuple[list[str], bool]:
     return lines, result.content_truncated
 
 
-def _render(view: _View, request: Request, next_offset: int | None) -> str | list[Any] | dict[str, Any]:
+def _next_offset(view: _View, request: Request, next_offset: int | None) -> int | None:
+    """Where the next page starts: past this page, or at the first hit the byte budget left out, so that a
+    client following it never skips a hit (a batch is fused, not paged)."""
+    if request.batch or view.shown == len(view.results):
+        return next_offset
+    return min(r.rank for r in view.results[view.shown :])
+
+
+def _render(view: _View, request: Request, next_offset: int | None) -> str | dict[str, Any]:
+    """One envelope for json and compact (``query``, ``count``, ``results``, then ``next_offset`` and
+    ``left_out`` when there are any), so that a client reads every answer, empty or cut, the same way."""
+    following = _next_offset(view, request, next_offset)
     if request.format == "text":
-        return _text(view, request, next_offset)
-    items = [_item(view, i, request) for i in range(view.shown)]
-    if request.format == "json":
-        return items
-    answer: dict[str, Any] = {"query": _echo(request), "count": view.shown, "results": items}
-    if next_offset is not None:
-        answer["next_offset"] = next_offset
+        return _text(view, request, following)
+    answer: dict[str, Any] = {
+        "query": _echo(request),
+        "count": view.shown,
+        "results": [_item(view, i, request) for i in range(view.shown)],
+    }
+    if following is not None:
+        answer["next_offset"] = following
     if view.left_out:
         answer["left_out"] = _hint(view, request)
     return answer
@@ -221,7 +230,7 @@ def _text(view: _View, request: Request, next_offset: int | None) -> str:
         out = [f"Found {total} {noun} for: {_echo(request)}"]
     for i in range(view.shown):
         out.extend(_text_result(view, i, request))
-    if next_offset is not None and view.shown == total:
+    if next_offset is not None:
         out.append(f"More results: offset={next_offset}")
     if view.left_out:
         out.append(_hint(view, request))

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 class Hit:
     """One ranked chunk. Lines are 1-based and inclusive; ``score`` is cosine similarity or the lexical score.
 
-    ``queries`` holds the 1-based numbers of the batch queries that found the hit (empty for ``search``).
+    ``queries`` holds the 1-based numbers of the batch queries that found the hit (empty for ``search``);
+    ``rank`` is its 0-based place in the whole ranked list the page was cut from.
     """
 
     chunk_id: int
@@ -22,6 +23,7 @@ class Hit:
     end_line: int
     score: float
     queries: tuple[int, ...] = ()
+    rank: int = 0
 
     @property
     def key(self) -> tuple[str, int, int]:

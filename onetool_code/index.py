@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     import numpy as np
 
 _LOCK = re.compile(r"Conflicting lock is held in (?P<exe>.*?) \(PID (?P<pid>\d+)\)")
+# What DuckDB says about a damaged or foreign file, or about data in it that no query can use (a stored vector
+# holding NULL values fails ChunkHound's own cosine too).
+_FILE_TROUBLE = ("not a valid DuckDB database", "Could not read", "orrupt", "can not contain NULL values")
 
 
 @dataclass(frozen=True)
@@ -101,9 +104,23 @@ def session(
         con.execute(schema.NO_PROGRESS_BAR_SQL)
         yield con
     except duckdb.Error as exc:
+        if not _about_the_file(exc):
+            raise  # a binder, parser or catalog error of our own SQL is our bug: it must not read as the user's
         raise _translate(db_path, exc, read_only) from exc
     finally:
         con.close()
+
+
+def _about_the_file(exc: Exception) -> bool:
+    """Whether a DuckDB error is about the file (a lock, IO, a damaged or foreign file), not about our SQL."""
+    import duckdb
+
+    text = str(exc)
+    return (
+        isinstance(exc, (duckdb.IOException, duckdb.SerializationException))
+        or _LOCK.search(text) is not None
+        or any(sign in text for sign in _FILE_TROUBLE)
+    )
 
 
 def _translate(db_path: Path, exc: Exception, read_only: bool) -> Exception:
@@ -112,7 +129,7 @@ def _translate(db_path: Path, exc: Exception, read_only: bool) -> Exception:
     if match:
         return locked(db_path, match.group("pid"), match.group("exe"))
     first = text.splitlines()[0][:300] if text else type(exc).__name__
-    if "not a valid DuckDB database" in text or "Could not read" in text or "corrupt" in text.lower():
+    if "not a valid DuckDB database" in text or "Could not read" in text or "orrupt" in text:
         return IndexUnreadableError(f"{db_path} is not a readable DuckDB index file: {first}")
     return IndexUnreadableError(f"Cannot {'read' if read_only else 'write'} the index {db_path}: {first}")
 

@@ -30,7 +30,27 @@ def fuse(ranked_lists: Sequence[Sequence[Hit]], limit: int) -> list[Hit]:
             if hit.key not in best or hit.score > best[hit.key].score:
                 best[hit.key] = hit
     order = sorted(fused, key=lambda key: (-fused[key], -best[key].score, key[0], key[1]))
-    return [replace(best[key], queries=tuple(sorted(found_by[key]))) for key in order[:limit]]
+    return [
+        replace(best[key], queries=tuple(sorted(found_by[key])), rank=rank) for rank, key in enumerate(order[:limit])
+    ]
+
+
+def page(hits: Sequence[Hit], start: int, end: int) -> list[Hit]:
+    """Positions ``start``..``end - 1`` of a ranked list (from its top), less the duplicates of a hit ranked
+    above them (on this page or an earlier one); each kept hit carries its position as ``rank``.
+
+    Cutting first and de-duplicating after keeps pages disjoint and gapless: following ``next_offset = end``
+    never shows a hit twice and never skips one.
+    """
+    seen: set[tuple[str, int, int]] = set()
+    kept = []
+    for position, hit in enumerate(hits[:end]):
+        if hit.key in seen:
+            continue
+        seen.add(hit.key)
+        if position >= start:
+            kept.append(replace(hit, rank=position))
+    return kept
 
 
 def dedupe(hits: Sequence[Hit]) -> list[Hit]:

@@ -6,6 +6,7 @@ else that is off is a ``BadInputError`` naming the parameter, the value and the 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -22,6 +23,8 @@ MAX_MAX_BYTES = 1_000_000
 MODES = ("semantic", "lexical")
 CONTENT = ("auto", "always", "never")
 FORMATS = ("text", "json", "compact")
+# ``str.isdigit`` accepts "²" and "٣", which ``int`` then rejects or reads as another number.
+_ASCII_INTEGER = re.compile(r"-?[0-9]+")
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,13 @@ def _query(value: object) -> str:
     text = value.strip()
     if not text:
         raise BadInputError('query is empty: say what code you are looking for, e.g. query="parse config file"')
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate: an undecodable byte on the command line, or bad JSON
+        raise BadInputError(
+            f"query is not valid text: character {exc.start + 1} is {exc.object[exc.start]!r} (an unpaired "
+            "surrogate, e.g. from bytes that are not UTF-8)"
+        ) from exc
     if len(text) > MAX_QUERY_CHARS:
         raise BadInputError(f"query is {len(text):,} characters long; at most {MAX_QUERY_CHARS:,} are accepted")
     return text
@@ -112,7 +122,7 @@ def _number(name: str, value: object, low: int, high: int) -> int:
         number = None
     elif isinstance(value, int):
         number = value
-    elif isinstance(value, str) and value.strip().lstrip("-").isdigit():
+    elif isinstance(value, str) and _ASCII_INTEGER.fullmatch(value.strip()):
         number = int(value.strip())
     else:
         number = None
@@ -124,7 +134,9 @@ def _number(name: str, value: object, low: int, high: int) -> int:
 def choice(name: str, value: object, valid: Sequence[str]) -> str:
     if value is None:
         return valid[0]
-    text = str(value).strip().lower()
+    if not isinstance(value, str):
+        raise BadInputError(f"{name} must be one of {', '.join(valid)}; got {value!r}")
+    text = value.strip().lower()
     if text not in valid:
         raise BadInputError(f"{name} must be one of {', '.join(valid)}; got {value!r}")
     return text

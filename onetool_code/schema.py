@@ -40,7 +40,7 @@ LANGUAGES: tuple[str, ...] = (
 LANGUAGE_ALIASES: dict[str, str] = {
     "py": "python", "python3": "python", "ts": "typescript", "js": "javascript", "node": "javascript",
     "rs": "rust", "golang": "go", "c#": "csharp", "cs": "csharp", "c++": "cpp", "cxx": "cpp", "kt": "kotlin",
-    "md": "markdown", "sh": "bash", "shell": "bash", "yml": "yaml", "rb": "ruby", "objective-c": "objc",
+    "md": "markdown", "sh": "bash", "shell": "bash", "yml": "yaml", "objective-c": "objc",
     "make": "makefile", "txt": "text", "hs": "haskell", "ps1": "powershell", "tf": "hcl",
 }  # fmt: skip
 

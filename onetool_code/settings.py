@@ -2,21 +2,29 @@
 
 Everything is resolved once per call into a frozen ``Settings`` that is passed down; no other module reads
 ``os.environ`` or a config file. The API key never leaves here readable: ``Secret`` masks its repr.
+
+Keys follow trust. The project's own files (``.chunkhound.json``, ``<project>/secrets.yaml``) come with a
+repository the user may not have written, so a ``base_url`` that only they name gets only a key that they hold
+too: the user's key (an argument, OneTool, the environment, the user's config) goes to the provider's own
+endpoint or to a server the user named. Otherwise a cloned repository could collect keys with one line of JSON.
+The key is read only when an embeddings request needs one, so key-free work never depends on a secrets file.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import yaml
 
 from onetool_code import schema
 from onetool_code.errors import BadInputError, OneToolCodeError
+from onetool_code.spans import note
 
 DEFAULT_PROVIDER = "openai"
 DEFAULT_MODEL = "text-embedding-3-small"
@@ -26,6 +34,9 @@ DEFAULT_TIMEOUT = 30.0
 MAX_RETRIES = 2
 SECRETS_ENV = "ONETOOL_CODE_SECRETS"
 KEY_NAME = "OPENAI_API_KEY"
+# The provider's own endpoint: the user's key may always go there, whoever named it.
+OFFICIAL_HOSTS = frozenset({"api.openai.com"})
+PROJECT_CONFIG = ".chunkhound.json"
 
 
 class Secret(str):
@@ -44,18 +55,32 @@ class OneToolHost:
 
 
 @dataclass(frozen=True)
+class KeyPlaces:
+    """Where a key may be found, read only when an embeddings request needs one (``api_key``)."""
+
+    project_root: Path
+    project_key: Secret | None = field(repr=False)  # the project's .chunkhound.json embedding.api_key
+    host: OneToolHost | None = field(repr=False)
+
+
+@dataclass(frozen=True)
 class Settings:
     project_root: Path
     db_path: Path
     provider: str
     model: str
     base_url: str | None
-    api_key: Secret | None = field(repr=False)
-    key_source: str
+    base_url_source: str | None  # where base_url was named: "argument", "tools.code", PROJECT_CONFIG, an env var
+    keys: KeyPlaces = field(repr=False)
     limit: int = DEFAULT_LIMIT
     max_bytes: int = DEFAULT_MAX_BYTES
     timeout: float = DEFAULT_TIMEOUT
     cache: bool = True
+
+    @property
+    def base_url_from_project(self) -> bool:
+        """The server was named only by the project's own files (and is not the provider's own endpoint)."""
+        return self.base_url_source == PROJECT_CONFIG and not _official(self.base_url)
 
 
 def onetool_host() -> OneToolHost | None:
@@ -89,23 +114,31 @@ def resolve(
     host: OneToolHost | None = None,
 ) -> Settings:
     """Resolve every setting for one call; explicit arguments win over everything else."""
+    for name, value in (("path", path), ("db", db), ("provider", provider), ("model", model), ("base_url", base_url)):
+        if value is not None and not isinstance(value, str):
+            raise BadInputError(f"{name} must be text, got {type(value).__name__}")
+    if cache is not None and not isinstance(cache, bool):
+        raise BadInputError(f"cache must be true or false, got {cache!r}")
+    if host is not None and not isinstance(host, OneToolHost):
+        raise BadInputError(f"host must be OneTool's host (onetool_host()) or None, got {type(host).__name__}")
     tool = dict(host.tool_config) if host else {}
     root = project_root(path)
     project = chunkhound_config(root)
     embedding = project.get("embedding") if isinstance(project.get("embedding"), dict) else {}
-    key, key_source = api_key(root, embedding, host)
+    url, url_source = _embedding_setting("base_url", base_url, tool, embedding)
+    project_key = embedding.get("api_key")
     return Settings(
         project_root=root,
         db_path=index_path(root, db if db is not None else tool.get("db"), project),
-        provider=_embedding_setting("provider", provider, tool, embedding) or DEFAULT_PROVIDER,
-        model=_embedding_setting("model", model, tool, embedding) or DEFAULT_MODEL,
-        base_url=_embedding_setting("base_url", base_url, tool, embedding),
-        api_key=key,
-        key_source=key_source,
+        provider=_embedding_setting("provider", provider, tool, embedding)[0] or DEFAULT_PROVIDER,
+        model=_embedding_setting("model", model, tool, embedding)[0] or DEFAULT_MODEL,
+        base_url=url,
+        base_url_source=url_source,
+        keys=KeyPlaces(root, Secret(str(project_key)) if project_key else None, host),
         limit=_int_setting(tool, "limit", DEFAULT_LIMIT, 1, 100),
         max_bytes=_int_setting(tool, "max_bytes", DEFAULT_MAX_BYTES, 500, 1_000_000),
         timeout=float(_int_setting(tool, "timeout", int(DEFAULT_TIMEOUT), 1, 600)),
-        cache=cache if cache is not None else bool(tool.get("cache", True)),
+        cache=cache if cache is not None else _bool_setting(tool, "cache", True),
     )
 
 
@@ -177,69 +210,93 @@ def _database_file(root: Path, value: str) -> Path:
 
 def _embedding_setting(
     name: str, explicit: str | None, tool: Mapping[str, Any], embedding: Mapping[str, Any]
-) -> str | None:
-    """One embedding setting.
+) -> tuple[str | None, str | None]:
+    """One embedding setting and where it was named.
 
     Precedence: the explicit argument, OneTool's ``tools: {code: {name}}``, the project's
     ``.chunkhound.json`` ``embedding.{name}``, ``CHUNKHOUND_EMBEDDING__{NAME}``, then None (the default).
     """
-    for value in (
-        explicit,
-        tool.get(name),
-        embedding.get(name),
-        os.environ.get(f"CHUNKHOUND_EMBEDDING__{name.upper()}"),
+    env = f"CHUNKHOUND_EMBEDDING__{name.upper()}"
+    for value, source in (
+        (explicit, "argument"),
+        (tool.get(name), f"tools.code.{name}"),
+        (embedding.get(name), PROJECT_CONFIG),
+        (os.environ.get(env), env),
     ):
         if value is not None and str(value).strip():
-            return str(value).strip()
-    return None
+            return str(value).strip(), source
+    return None, None
 
 
-def api_key(root: Path, embedding: Mapping[str, Any], host: OneToolHost | None) -> tuple[Secret | None, str]:
-    """The embeddings API key and where it came from (the source is safe to show; the key is not).
+def _official(base_url: str | None) -> bool:
+    if base_url is None:
+        return True
+    parsed = urlsplit(base_url)
+    return parsed.scheme == "https" and (parsed.hostname or "").lower() in OFFICIAL_HOSTS
+
+
+def api_key(settings: Settings) -> tuple[Secret | None, str]:
+    """The key for this call's embeddings request and where it came from (the source is safe to show).
 
     Precedence: OneTool's ``get_secret("OPENAI_API_KEY")`` (inside OneTool), a ``secrets.yaml`` (the file
     named by ``ONETOOL_CODE_SECRETS``, then ``<project>/secrets.yaml``, then
     ``$XDG_CONFIG_HOME/onetool-code/secrets.yaml``), the project's ``.chunkhound.json`` ``embedding.api_key``,
-    ``CHUNKHOUND_EMBEDDING__API_KEY``, then ``OPENAI_API_KEY`` in the environment.
+    ``CHUNKHOUND_EMBEDDING__API_KEY``, then ``OPENAI_API_KEY`` in the environment. When the base URL comes
+    only from the project's files, only the keys those files hold qualify (see the module docstring).
     """
-    if host is not None:
-        value = host.get_secret(KEY_NAME)
-        if value:
-            return Secret(value), "OneTool secrets"
-    for secrets_file in secrets_files(root):
-        value = _read_secrets(secrets_file).get(KEY_NAME)
-        if value:
-            return Secret(str(value)), str(secrets_file)
-    for value, source in (
-        (embedding.get("api_key"), ".chunkhound.json"),
-        (os.environ.get("CHUNKHOUND_EMBEDDING__API_KEY"), "CHUNKHOUND_EMBEDDING__API_KEY"),
-        (os.environ.get(KEY_NAME), KEY_NAME),
-    ):
-        if value:
+    project_only = settings.base_url_from_project
+    for value, source, from_project in _key_candidates(settings.keys):
+        if value and (from_project or not project_only):
             return Secret(str(value)), source
     return None, "none"
 
 
-def secrets_files(root: Path) -> list[Path]:
-    """The ``secrets.yaml`` files that exist, in the order they are consulted."""
-    config_home = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+def _key_candidates(places: KeyPlaces) -> Iterator[tuple[object, str, bool]]:
+    """(key, where, whether the project's own files hold it), in precedence order, read lazily."""
+    if places.host is not None:
+        yield places.host.get_secret(KEY_NAME), "OneTool secrets", False
     named = os.environ.get(SECRETS_ENV)
-    candidates = [Path(named).expanduser()] if named else []
-    candidates += [root / "secrets.yaml", config_home / "onetool-code" / "secrets.yaml"]
-    return [c for c in candidates if c.is_file()]
+    if named:
+        named_file = Path(named).expanduser()
+        yield _read_secrets(named_file, explicit=True).get(KEY_NAME), str(named_file), False
+    config_home = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+    for secrets_file, from_project in (
+        (places.project_root / "secrets.yaml", True),
+        (config_home / "onetool-code" / "secrets.yaml", False),
+    ):
+        if secrets_file.is_file():
+            yield _read_secrets(secrets_file, explicit=False).get(KEY_NAME), str(secrets_file), from_project
+    yield places.project_key, PROJECT_CONFIG, True
+    yield os.environ.get("CHUNKHOUND_EMBEDDING__API_KEY"), "CHUNKHOUND_EMBEDDING__API_KEY", False
+    yield os.environ.get(KEY_NAME), KEY_NAME, False
 
 
-def _read_secrets(secrets_file: Path) -> dict[str, Any]:
+def _read_secrets(secrets_file: Path, *, explicit: bool) -> Mapping[str, Any]:
+    """A flat ``NAME: value`` mapping. A file named on purpose must be one; a ``secrets.yaml`` that merely sits
+    in the project or config directory may be anything (a Kubernetes manifest, say) and is skipped, with a note."""
+    # The parser's message can quote the file's lines, and so a key: name the file, not the content.
+    problem = f"Cannot read {secrets_file}: not a flat YAML mapping of NAME: value"
     try:
         data = yaml.safe_load(secrets_file.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        # The parser's message can quote the file's lines, and so a key: name the file, not the content.
-        raise OneToolCodeError(f"Cannot read {secrets_file}: not a flat YAML mapping of NAME: value") from exc
+        if explicit:
+            raise OneToolCodeError(problem) from exc
+        data = []
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise OneToolCodeError(f"Cannot read {secrets_file}: not a flat YAML mapping of NAME: value")
+        if explicit:
+            raise OneToolCodeError(problem)
+        note(f"skipped {secrets_file}: not a flat YAML mapping of NAME: value")
+        return {}
     return data
+
+
+def _bool_setting(tool: Mapping[str, Any], name: str, default: bool) -> bool:
+    value = tool.get(name, default)
+    if not isinstance(value, bool):
+        raise OneToolCodeError(f"OneTool setting tools.code.{name} must be true or false, got {value!r}")
+    return value
 
 
 def _int_setting(tool: Mapping[str, Any], name: str, default: int, low: int, high: int) -> int:

@@ -51,6 +51,7 @@ class Result:
     content_truncated: bool = False
     content_lines: int = 0
     note: str | None = None
+    rank: int = 0  # the best place among its hits in the whole ranked list (see ``engine.Ranked``)
 
     @property
     def preview_text(self) -> str:
@@ -155,6 +156,7 @@ def _build(group: list[Hit], sources: SourceFiles, notes: dict[int, str]) -> Res
         definitions=definitions("\n".join(lines), best.language),
         queries=queries,
         note=note,
+        rank=min(h.rank for h in group),
     )
 
 

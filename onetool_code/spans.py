@@ -7,6 +7,7 @@ We are a guest in OneTool's process, whose stdout is the MCP channel. So: never 
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import time
 import traceback
@@ -52,6 +53,17 @@ class Span:
         self.fields.update(fields)
 
 
+_current: contextvars.ContextVar[Span | None] = contextvars.ContextVar("onetool_code_span", default=None)
+
+
+def note(text: str) -> None:
+    """Record something the caller need not see but a log reader should (a skipped file, a fallback) on the
+    span of the call in progress; outside a call there is nobody to tell."""
+    current = _current.get()
+    if current is not None:
+        current.fields.setdefault("notes", []).append(text)
+
+
 @contextmanager
 def span(name: str, **fields: Any) -> Iterator[Span]:
     """Write exactly one record when the block exits: SUCCESS, or FAILED with the error (which propagates).
@@ -61,6 +73,7 @@ def span(name: str, **fields: Any) -> Iterator[Span]:
     """
     current = Span(name, dict(fields))
     started = time.perf_counter()
+    token = _current.set(current)
     try:
         yield current
     except BaseException as exc:
@@ -71,6 +84,8 @@ def span(name: str, **fields: Any) -> Iterator[Span]:
             current.add(traceback="".join(traceback.format_exception(exc))[-4000:])
         _emit(current, started, logging.ERROR if "traceback" in current.fields else logging.INFO)
         raise
+    finally:
+        _current.reset(token)
     current.fields.setdefault("status", "SUCCESS")
     _emit(current, started, logging.INFO)
 

@@ -474,8 +474,8 @@ def test_vector_with_null_values_fails_like_sql_unless_filtered_out(tmp_path):
 def search_json(root: Path, base_url: str, **kwargs):
     kwargs.setdefault("format", "json")
     answer = onetool_code.search(path=str(root), base_url=base_url, **kwargs)
-    assert isinstance(answer, list), answer
-    return answer
+    assert isinstance(answer, dict) and "results" in answer, answer
+    return answer["results"]
 
 
 def assert_same_results(cached: list[dict], sql: list[dict]) -> None:
@@ -509,7 +509,7 @@ def test_library_answers_are_the_same_with_and_without_the_cache(sample_db, serv
     batch_options = {k: v for k, v in options.items() if k != "offset"}
     sql = onetool_code.search_batch(queries=SAMPLE_QUERIES, path=str(root), base_url=server.base_url, format="json", cache=False, **batch_options)  # fmt: skip
     cached = onetool_code.search_batch(queries=SAMPLE_QUERIES, path=str(root), base_url=server.base_url, format="json", **batch_options)  # fmt: skip
-    assert_same_results(cached, sql)
+    assert_same_results(cached["results"], sql["results"])
 
 
 def test_fixture_index_ranks_like_sql_at_every_offset(sample_db):

@@ -25,7 +25,7 @@ def test_search_json(capsys, sample_index):
         "--base-url", sample_index.base_url, "--limit", "5", "--json",
     )  # fmt: skip
     assert (code, err) == (0, "")
-    hits = json.loads(out)
+    hits = json.loads(out)["results"]
     assert 0 < len(hits) <= 5
     assert {"file_path", "start_line", "end_line", "chunk_type", "name", "language", "score"} <= set(hits[0])
 
@@ -68,6 +68,10 @@ def test_errors_exit_one_with_one_message_on_stderr(capsys, tmp_path):
         (["serch", "x"], "Error: argument COMMAND: invalid choice: 'serch'"),
         (["search"], "Error: the following arguments are required: query"),
         (["search", "x", "--chunk-type", "widget"], "Error: unknown chunk_type 'widget'"),
+        (["search", "x", "--limit", "²"], "Error: limit must be a whole number from 1 to 100, got '²'\n"),
+        (["search", "x", "--expand", "³"], "Error: expand must be a whole number from 0 to 200, got '³'\n"),
+        (["search", "x", "--offset", "¹"], "Error: offset must be a whole number from 0 to 100,000, got '¹'\n"),
+        (["search", "retry \udcff", "--mode", "lexical"], "Error: query is not valid text"),
     ],
 )
 def test_usage_errors_exit_two_in_one_line(capsys, sample_index, argv, message):

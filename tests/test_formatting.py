@@ -36,6 +36,13 @@ def render(hits, root, **overrides):
     return render_search(Ranked(list(hits)), req(**overrides), root)
 
 
+def json_items(hits, root, **overrides):
+    """The results of a json answer (its envelope is tested on its own)."""
+    answer = render(hits, root, format="json", **overrides)
+    assert answer["count"] == len(answer["results"])
+    return answer["results"]
+
+
 # --- names -----------------------------------------------------------------------------------------------
 
 
@@ -80,7 +87,7 @@ def test_merged_result_has_union_range_best_score_and_all_lines(tmp_path):
     outer = hit(start=1, lines=["class Store:", "    def get(self):", "        return 1", "", "    def put(self):",
                                 "        pass"], score=0.4, symbol="Store", chunk_type="class")  # fmt: skip
     inner = hit(start=5, lines=["    def put(self):", "        pass"], score=0.8, symbol="put", chunk_type="method")
-    answer = render([inner, outer], tmp_path, format="json", query="put")
+    answer = json_items([inner, outer], tmp_path, query="put")
     assert len(answer) == 1
     item = answer[0]
     assert (item["start_line"], item["end_line"], item["score"], item["name"]) == (1, 6, 0.8, "Store")
@@ -93,19 +100,19 @@ def test_gap_line_comes_from_disk_when_the_file_matches(tmp_path):
     source = ["def a():", "    return 1", "# between", "def b():", "    return 2"]
     (tmp_path / "a.py").write_text("\n".join(source) + "\n")
     hits = [hit(start=1, lines=source[:2], score=0.9), hit(start=4, lines=source[3:], score=0.8)]
-    item = render(hits, tmp_path, format="json")[0]
+    item = json_items(hits, tmp_path)[0]
     assert (item["start_line"], item["end_line"]) == (1, 5)
     assert item["content"] == "\n".join(source)
 
 
 def test_blank_edge_lines_are_trimmed_and_the_range_follows(tmp_path):
-    item = render([hit(start=10, lines=["", "  ", "def f():", "    pass", "", ""])], tmp_path, format="json")[0]
+    item = json_items([hit(start=10, lines=["", "  ", "def f():", "    pass", "", ""])], tmp_path)[0]
     assert (item["start_line"], item["end_line"], item["content"]) == (12, 13, "def f():\n    pass")
 
 
 def test_file_result_count_only_when_shared(tmp_path):
     hits = [hit("a.py", 1), hit("b.py", 1), hit("a.py", 40)]
-    items = render(hits, tmp_path, format="json")
+    items = json_items(hits, tmp_path)
     assert [i.get("file_result_count") for i in items] == [2, None, 2]
 
 
@@ -117,29 +124,29 @@ def many(n, lines=5):
 
 
 def test_one_result_gets_all_its_code(tmp_path):
-    item = render(many(1, lines=400), tmp_path, format="json", max_bytes=100_000)[0]
+    item = json_items(many(1, lines=400), tmp_path, max_bytes=100_000)[0]
     assert item["content_lines"] == 400 and not item["content_truncated"] and item["content"].count("\n") == 399
 
 
 @pytest.mark.parametrize("count", [2, 3])
 def test_two_or_three_results_get_150_lines_each(tmp_path, count):
-    items = render(many(count, lines=200), tmp_path, format="json", max_bytes=100_000)
+    items = json_items(many(count, lines=200), tmp_path, max_bytes=100_000)
     assert all(i["content_truncated"] and i["content"].count("\n") == 149 and i["content_lines"] == 200 for i in items)
 
 
 def test_four_results_get_no_code(tmp_path):
-    assert not any("content" in i for i in render(many(4), tmp_path, format="json"))
+    assert not any("content" in i for i in json_items(many(4), tmp_path))
 
 
 def test_content_always_and_never(tmp_path):
-    assert all("content" in i for i in render(many(6), tmp_path, format="json", content="always"))
-    assert not any("content" in i for i in render(many(1), tmp_path, format="json", content="never"))
+    assert all("content" in i for i in json_items(many(6), tmp_path, content="always"))
+    assert not any("content" in i for i in json_items(many(1), tmp_path, content="never"))
 
 
 def test_inclusion_counts_results_after_merging(tmp_path):
     # Five hits, but four of them merge into one: two results, so both get code.
     hits = [hit("a.py", 1, score=0.9), hit("a.py", 3), hit("a.py", 6), hit("a.py", 10), hit("b.py", 1)]
-    items = render(hits, tmp_path, format="json")
+    items = json_items(hits, tmp_path)
     assert len(items) == 2 and all("content" in i for i in items)
 
 
@@ -147,7 +154,7 @@ def test_expand_reads_context_from_disk(tmp_path):
     source = [f"line {n}" for n in range(1, 41)]
     (tmp_path / "a.py").write_text("\n".join(source) + "\n")
     hits = [hit("a.py", 20, source[19:22]), hit("a.py", 2, source[1:3]), *many(3)]
-    items = render(hits, tmp_path, format="json", expand=3)
+    items = json_items(hits, tmp_path, expand=3)
     first = items[0]
     assert (first["start_line"], first["end_line"]) == (20, 22)
     assert first["content_start_line"] == 17 and first["content"] == "\n".join(source[16:25])
@@ -157,7 +164,7 @@ def test_expand_reads_context_from_disk(tmp_path):
 
 def test_expand_notes_a_changed_or_missing_file(tmp_path):
     (tmp_path / "a.py").write_text("totally different\n" * 30)
-    items = render([hit("a.py", 5), hit("gone.py", 1)], tmp_path, format="json", expand=2)
+    items = json_items([hit("a.py", 5), hit("gone.py", 1)], tmp_path, expand=2)
     assert items[0]["note"] == "a.py changed since indexing; showing the indexed code"
     assert items[1]["note"] == "gone.py no longer exists on disk; showing the indexed code"
     assert items[0]["content"] == "\n".join(f"line {n}" for n in range(5, 10))
@@ -169,7 +176,7 @@ def test_expand_never_reads_outside_the_project(tmp_path):
     root = tmp_path / "root"
     root.mkdir()
     (root / "link.py").symlink_to(outside)
-    items = render([hit("link.py", 5, [f"secret {n}" for n in range(5, 8)])], root, format="json", expand=3)
+    items = json_items([hit("link.py", 5, [f"secret {n}" for n in range(5, 8)])], root, expand=3)
     assert "outside the project root" in items[0]["note"] and "secret 2" not in items[0]["content"]
 
 
@@ -201,8 +208,8 @@ def test_budget_then_drops_previews_then_results(tmp_path):
 
 def test_json_budget_counts_the_serialised_list(tmp_path):
     hits = [hit(f"f{i}.py", 1, ["z" * 100] * 3) for i in range(40)]
-    items = render(hits, tmp_path, format="json", max_bytes=3000, limit=100)
-    assert len(json.dumps(items, ensure_ascii=False, separators=(",", ":")).encode()) <= 3000
+    answer = render(hits, tmp_path, format="json", max_bytes=3000, limit=100)
+    assert len(json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode()) <= 3000
 
 
 # --- renderings ------------------------------------------------------------------------------------------
@@ -240,7 +247,7 @@ def test_chunk_text_that_lost_its_indentation_is_shown_as_on_disk(tmp_path):
     source = ["class Outer {", "  export class Inner {", "", "    run() {}", "  }", "}"]
     (tmp_path / "a.ts").write_text("\n".join(source) + "\n")
     chunk = Hit(1, "a.ts", "typescript", "class", "Inner", "class Inner {\n    run() {}\n  }", 2, 5, 0.5)
-    item = render([chunk], tmp_path, format="json", query="run")[0]
+    item = json_items([chunk], tmp_path, query="run")[0]
     assert (item["start_line"], item["end_line"]) == (2, 5)
     assert item["content"] == "  export class Inner {\n\n    run() {}\n  }"
     assert item["match_lines"] == [4] and "note" not in item
@@ -248,14 +255,15 @@ def test_chunk_text_that_lost_its_indentation_is_shown_as_on_disk(tmp_path):
 
 def test_a_changed_file_falls_back_to_the_indexed_code_with_a_note(tmp_path):
     (tmp_path / "a.py").write_text("something else entirely\n" * 10)
-    item = render([hit("a.py", 2, ["def f():", "    return 1"])], tmp_path, format="json")[0]
+    item = json_items([hit("a.py", 2, ["def f():", "    return 1"])], tmp_path)[0]
     assert item["content"] == "def f():\n    return 1"
     assert item["note"] == "a.py changed since indexing; showing the indexed code"
 
 
 def test_no_results(tmp_path):
     assert render([], tmp_path, query="nothing here") == "No results found for: nothing here"
-    assert render([], tmp_path, format="json") == []
+    assert render([], tmp_path, format="json", query="nothing") == {"query": "nothing", "count": 0, "results": []}
+    assert render([], tmp_path, format="compact", query="nothing") == {"query": "nothing", "count": 0, "results": []}
 
 
 # --- invariants over many inputs -----------------------------------------------------------------------
@@ -263,26 +271,37 @@ def test_no_results(tmp_path):
 line_text = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=120)
 
 
+PATHS = ["a.py", "b/c.ts", "déjà/vu.go", "x" * 80 + ".rs", "gone.py"]
+
+
 @st.composite
-def hit_lists(draw):
+def projects(draw):
+    """Files on disk and hits cut from them (so hits are located in their files, as real ones are); hits of
+    ``gone.py`` name a file that does not exist, the path of a file deleted since indexing."""
+    files = {path: draw(st.lists(line_text, min_size=1, max_size=120)) for path in PATHS[:-1]}
     hits = []
     for i in range(draw(st.integers(0, 25))):
-        start = draw(st.integers(1, 300))
-        lines = draw(st.lists(line_text, min_size=1, max_size=40))
-        path = draw(st.sampled_from(["a.py", "b/c.ts", "déjà/vu.go", "x" * 80 + ".rs"]))
-        hits.append(hit(path, start, lines, score=draw(st.floats(0, 1)), cid=i))
-    return hits
+        path = draw(st.sampled_from(PATHS))
+        source = files.get(path) or draw(st.lists(line_text, min_size=1, max_size=40))
+        start = draw(st.integers(1, len(source)))
+        end = draw(st.integers(start, min(len(source), start + 40)))
+        hits.append(hit(path, start, source[start - 1 : end], score=draw(st.floats(0, 1)), cid=i))
+    return files, hits
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
-    hits=hit_lists(),
+    project=projects(),
     max_bytes=st.integers(500, 8000),
     fmt=st.sampled_from(["text", "json", "compact"]),
     content=st.sampled_from(["auto", "always", "never"]),
     query=st.text(min_size=1, max_size=300).filter(str.strip),
 )
-def test_invariants(tmp_path, hits, max_bytes, fmt, content, query):
+def test_invariants(tmp_path, project, max_bytes, fmt, content, query):
+    files, hits = project
+    for path, lines in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text("\n".join(lines) + "\n", encoding="utf-8")
     answer = render(hits, tmp_path, format=fmt, content=content, max_bytes=max_bytes, query=query, limit=100)
     size = (
         len(answer.encode())
@@ -290,20 +309,30 @@ def test_invariants(tmp_path, hits, max_bytes, fmt, content, query):
         else len(json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode())
     )
     assert size <= max_bytes
-    items = render(hits, tmp_path, format="json", content=content, max_bytes=1_000_000, query=query, limit=100)
-    covered = {}
+    items = json_items(hits, tmp_path, content="always", max_bytes=1_000_000, query=query, limit=100)
+    # Lines a result may span: its file's hits, and the one-line gaps that merging bridges.
+    allowed: dict[str, set[int]] = {}
     for h in hits:
-        covered.setdefault(h.file_path, set()).update(range(h.start_line, h.end_line + 1))
+        allowed.setdefault(h.file_path, set()).update(range(h.start_line, h.end_line + 2))
     ranges = {}
     for item in items:
-        assert item["start_line"] <= item["end_line"]
-        assert set(range(item["start_line"], item["end_line"] + 1)) <= covered[item["file_path"]] | set(
-            range(item["start_line"], item["end_line"] + 1)
-        )
+        first, last = item["start_line"], item["end_line"]
+        assert first <= last
+        assert set(range(first, last + 1)) <= allowed[item["file_path"]]
+        if item["file_path"] in files:  # located in the file: the code shown is the file's own lines
+            assert "note" not in item
+            shown = (
+                files[item["file_path"]][item["content_start_line"] - 1 :]
+                if "content_start_line" in item
+                else (files[item["file_path"]][first - 1 : last])
+            )
+            assert item["content"].split("\n") == shown[: len(item["content"].split("\n"))]
+        else:
+            assert item["note"].startswith("gone.py no longer exists on disk")
         for number in item.get("match_lines", []):
-            assert item["start_line"] <= number <= item["end_line"]
+            assert first <= number <= last
         assert item.get("match_lines", []) == sorted(item.get("match_lines", []))[:8]
-        ranges.setdefault(item["file_path"], []).append((item["start_line"], item["end_line"]))
+        ranges.setdefault(item["file_path"], []).append((first, last))
     for spans in ranges.values():
         spans.sort()
         assert all(a[1] < b[0] for a, b in itertools.pairwise(spans)), spans
@@ -312,10 +341,10 @@ def test_invariants(tmp_path, hits, max_bytes, fmt, content, query):
 def test_real_hits_from_the_sample_index(sample_index):
     """On real hits: ranges inside the files, match lines inside ranges, the default answer under 5,000 bytes."""
     for query in ["retry with exponential backoff", "parse configuration file", "UserSession", "LoanService"]:
-        items = onetool_code.search(
+        answer = onetool_code.search(
             query=query, path=str(sample_index.root), base_url=sample_index.base_url, format="json"
         )
-        for item in items:
+        for item in answer["results"]:
             file_lines = (sample_index.root / item["file_path"]).read_text().splitlines()
             assert 1 <= item["start_line"] <= item["end_line"] <= len(file_lines)
             assert file_lines[item["start_line"] - 1].strip() and file_lines[item["end_line"] - 1].strip()
@@ -328,9 +357,7 @@ def test_a_chunk_whose_line_numbers_are_off_is_found_where_it_is(tmp_path):
     """ChunkHound 6.1.0 numbers lines from the first non-blank line of a file; the reader finds the chunk
     a few lines further down and reports where it really is."""
     (tmp_path / "a.py").write_text("\n\n\nimport os\n\n\ndef f():\n    return os.sep\n")
-    item = render(
-        [hit("a.py", 4, ["def f():", "    return os.sep"], symbol="f")], tmp_path, format="json", query="sep"
-    )[0]
+    item = json_items([hit("a.py", 4, ["def f():", "    return os.sep"], symbol="f")], tmp_path, query="sep")[0]
     assert (item["start_line"], item["end_line"], item["match_lines"]) == (7, 8, [8])
     assert "note" not in item
 

@@ -13,14 +13,15 @@ PACKAGE = Path(onetool_code.__file__).parent
 # entry points, and a module reads knowing only what is below it.
 LEVELS = {
     "errors": 0, "hits": 0, "schema": 0,
-    "settings": 1, "spans": 1,
-    "index": 2, "embeddings": 2, "matching": 2, "ranking": 2, "definitions": 2, "source": 2, "request": 2,
-    "cache": 3, "indexer": 3,
-    "engine": 4, "report": 4,
-    "shaping": 5,
-    "formatting": 6,
-    "api": 7,
-    "cli": 8, "pack": 8, "__main__": 9, "__init__": 9,
+    "spans": 1,
+    "settings": 2,
+    "index": 3, "embeddings": 3, "matching": 3, "ranking": 3, "definitions": 3, "source": 3, "request": 3,
+    "cache": 4, "indexer": 4,
+    "engine": 5, "report": 5,
+    "shaping": 6,
+    "formatting": 7,
+    "api": 8,
+    "cli": 9, "pack": 9, "__main__": 10, "__init__": 10,
 }  # fmt: skip
 
 

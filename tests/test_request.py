@@ -101,3 +101,31 @@ def test_batch_queries_from_string_or_list():
         parse(batch=True, queries=" | ")
     with pytest.raises(BadInputError, match="21 queries given; at most 20"):
         parse(batch=True, queries="|".join(f"q{i}" for i in range(21)))
+
+
+@pytest.mark.parametrize(
+    ("name", "value"), [("limit", "²"), ("expand", "³"), ("offset", "¹"), ("limit", "٣"), ("limit", "1.5")]
+)
+def test_numbers_are_ascii_digits_only(name, value):
+    with pytest.raises(BadInputError, match=rf"{name} must be a whole number"):
+        parse(**{name: value})
+
+
+@pytest.mark.parametrize("query", ["find \udce9 config", "\ud800"])
+def test_a_query_must_be_valid_text(query):
+    with pytest.raises(BadInputError, match="query is not valid text"):
+        parse(queries=query)
+    with pytest.raises(BadInputError, match="query is not valid text"):
+        parse(queries=["fine", query], batch=True)
+
+
+@pytest.mark.parametrize(("name", "value"), [("mode", ["semantic"]), ("format", 1), ("content", True)])
+def test_choices_must_be_text(name, value):
+    with pytest.raises(BadInputError, match=rf"{name} must be one of"):
+        parse(**{name: value})
+
+
+def test_every_language_alias_names_a_language_of_the_index_vocabulary():
+    from onetool_code import schema
+
+    assert set(schema.LANGUAGE_ALIASES.values()) <= set(schema.LANGUAGES)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -80,8 +81,8 @@ def test_batch_embeds_all_queries_in_one_request(sample_index, server):
     requests = server.embedding_requests()[before:]
     assert len(requests) == 1
     assert requests[0].body["input"] == ["rate limiter", "cache eviction", "parse configuration file"]
-    assert 0 < len(answer) <= 10
-    found_by = {q for item in answer for q in item["queries"]}
+    assert 0 < answer["count"] <= 10
+    found_by = {q for item in answer["results"] for q in item["queries"]}
     assert found_by == {1, 2, 3}
 
 
@@ -90,9 +91,9 @@ def test_batch_total_cap_and_dedupe(sample_index):
         queries=["retry backoff", "retry with exponential backoff"], path=str(sample_index.root),
         base_url=sample_index.base_url, limit=4, format="json", content="never",
     )  # fmt: skip
-    locations = [(a["file_path"], a["start_line"], a["end_line"]) for a in answer]
+    locations = [(a["file_path"], a["start_line"], a["end_line"]) for a in answer["results"]]
     assert len(locations) == len(set(locations)) <= 4
-    assert any(a["queries"] == [1, 2] for a in answer)
+    assert any(a["queries"] == [1, 2] for a in answer["results"])
 
 
 def test_offset_pages_do_not_overlap(sample_index):
@@ -102,6 +103,36 @@ def test_offset_pages_do_not_overlap(sample_index):
     assert {h.key for h in first.hits}.isdisjoint({h.key for h in second.hits})
     both = ranked(sample_index, QUERY, limit=10).hits
     assert [h.key for h in both] == [h.key for h in first.hits + second.hits]
+
+
+@pytest.mark.parametrize("fmt", ["compact", "json", "text"])
+def test_following_next_offset_never_skips_a_hit_the_budget_left_out(sample_index, fmt):
+    query, depth = "config file path", 30
+    everything = ranked(sample_index, query, mode="lexical", limit=depth).hits
+    shown, offset, pages = [], 0, 0
+    while offset is not None and offset < depth:
+        answer = search(sample_index, query=query, mode="lexical", format=fmt, limit=10, max_bytes=650, offset=offset)
+        if fmt == "text":
+            shown += [(m[1], int(m[2]), int(m[3])) for m in re.finditer(r"^\d+\. (\S+):(\d+)-(\d+)", answer, re.M)]
+            found = re.search(r"^More results: offset=(\d+)$", answer, re.M)
+            following = int(found[1]) if found else None
+        else:
+            results = answer["results"]
+            shown += (
+                [(r["loc"].rsplit(":", 1)[0], *map(int, r["loc"].rsplit(":", 1)[1].split("-"))) for r in results]
+                if (fmt == "compact")
+                else [(r["file_path"], r["start_line"], r["end_line"]) for r in results]
+            )
+            following = answer.get("next_offset")
+            assert answer["count"] == len(results)
+        assert following is None or following > offset  # every page moves on
+        offset, pages = following, pages + 1
+    assert pages > 3  # the budget really cut pages short
+    missing = [
+        h.key for h in everything[: offset or depth]
+        if not any(path == h.file_path and start <= h.end_line and h.start_line <= end for path, start, end in shown)
+    ]  # fmt: skip
+    assert not missing
 
 
 def test_limit_one_means_one(sample_index):
@@ -141,6 +172,7 @@ def test_sql_wildcards_and_quotes_in_path_patterns_are_literal(sample_index, pat
 def test_lexical_mode_needs_no_key_and_no_server(sample_index, server):
     before = len(server.requests)
     answer = onetool_code.search(query="load_config", path=str(sample_index.root), mode="lexical", format="json")
+    answer = answer["results"]
     assert answer and answer[0]["file_path"] == "src/bookshelf/config.py"
     assert "load_config" in answer[0]["definitions"] or "load_config" in answer[0]["name"]
     assert len(server.requests) == before
@@ -273,7 +305,7 @@ def test_index_with_only_other_model_vectors_lists_them(tmp_path, server):
     found = onetool_code.search(
         query="def a", path=str(tmp_path), base_url=server.base_url, model="text-embedding-3-large", format="json"
     )
-    assert found[0]["name"] == "f1"
+    assert found["results"][0]["name"] == "f1"
     assert db.read_bytes() == before
 
 
@@ -283,7 +315,7 @@ def test_model_from_chunkhound_json_is_used(tmp_path, server):
         json.dumps({"embedding": {"model": "text-embedding-3-large", "base_url": server.base_url}})
     )
     answer = onetool_code.search(query="x", path=str(tmp_path), format="json")
-    assert answer[0]["file_path"] == "a.py"
+    assert answer["results"][0]["file_path"] == "a.py"
     assert server.embedding_requests()[-1].body["model"] == "text-embedding-3-large"
 
 
@@ -333,17 +365,19 @@ def test_connection_is_closed_after_every_call(project):
 
 
 @pytest.mark.parametrize(
-    "bad",
+    ("bad", "says"),
     [
-        {"query": ""}, {"query": "x" * 2001}, {"limit": 0}, {"limit": 101}, {"limit": "ten"},
-        {"chunk_type": "widget"}, {"language": "klingon"}, {"exclude": "%_'\""}, {"db": "missing.db"},
+        ({"query": ""}, "Error: query is empty"), ({"query": "x" * 2001}, "Error: query is 2,001 characters long"),
+        ({"limit": 0}, "Error: limit must be"), ({"limit": 101}, "Error: limit must be"),
+        ({"limit": "ten"}, "Error: limit must be"), ({"chunk_type": "widget"}, "Error: unknown chunk_type 'widget'"),
+        ({"language": "klingon"}, "Error: unknown language 'klingon'"), ({"db": "missing.db"}, "Error: Project not indexed"),
+        ({"exclude": "%_'\""}, "Found "),  # quotes and LIKE wildcards are plain characters of a path
     ],
 )  # fmt: skip
-def test_bad_input_never_changes_the_index(sample_index, bad):
+def test_bad_input_never_changes_the_index(sample_index, bad, says):
     before = sample_index.digest()
-    args = {"query": QUERY, **bad}
-    answer = search(sample_index, **args)
-    assert isinstance(answer, str) and "Traceback" not in answer
+    answer = search(sample_index, **{"query": QUERY, **bad})
+    assert answer.startswith(says), answer
     assert sample_index.digest() == before
 
 

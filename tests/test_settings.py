@@ -84,43 +84,58 @@ def test_embedding_settings_precedence(tmp_path, monkeypatch):
 def test_defaults(tmp_path):
     resolved = settings.resolve(path=str(tmp_path))
     assert (resolved.provider, resolved.model, resolved.base_url) == ("openai", "text-embedding-3-small", None)
-    assert (resolved.limit, resolved.max_bytes, resolved.api_key) == (10, 5000, None)
+    assert (resolved.limit, resolved.max_bytes, settings.api_key(resolved)) == (10, 5000, (None, "none"))
+
+
+def key(tmp_path, **options):
+    return settings.api_key(settings.resolve(path=str(tmp_path), **options))
 
 
 def test_api_key_precedence(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
-    assert settings.resolve(path=str(tmp_path)).api_key == "sk-env"
+    assert key(tmp_path) == ("sk-env", "OPENAI_API_KEY")
+    monkeypatch.setenv("CHUNKHOUND_EMBEDDING__API_KEY", "sk-chunkhound-env")
+    assert key(tmp_path)[0] == "sk-chunkhound-env"
     (tmp_path / ".chunkhound.json").write_text(json.dumps({"embedding": {"api_key": "sk-json"}}))
-    assert settings.resolve(path=str(tmp_path)).api_key == "sk-json"
+    assert key(tmp_path) == ("sk-json", ".chunkhound.json")
     user = tmp_path / "xdg" / "onetool-code"
     user.mkdir(parents=True)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     (user / "secrets.yaml").write_text("OPENAI_API_KEY: sk-user\n")
-    assert settings.resolve(path=str(tmp_path)).api_key == "sk-user"
+    assert key(tmp_path)[0] == "sk-user"
     (tmp_path / "secrets.yaml").write_text("OPENAI_API_KEY: sk-project\n")
-    assert settings.resolve(path=str(tmp_path)).api_key == "sk-project"
+    assert key(tmp_path)[0] == "sk-project"
     named = tmp_path / "named.yaml"
     named.write_text("OPENAI_API_KEY: sk-named\n")
     monkeypatch.setenv("ONETOOL_CODE_SECRETS", str(named))
-    resolved = settings.resolve(path=str(tmp_path))
-    assert (resolved.api_key, resolved.key_source) == ("sk-named", str(named))
+    assert key(tmp_path) == ("sk-named", str(named))
     host = OneToolHost(get_secret=lambda name: "sk-onetool" if name == "OPENAI_API_KEY" else None)
-    assert settings.resolve(path=str(tmp_path), host=host).api_key == "sk-onetool"
+    assert key(tmp_path, host=host) == ("sk-onetool", "OneTool secrets")
 
 
 def test_key_never_shows_in_repr(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-value")
+    (tmp_path / ".chunkhound.json").write_text(json.dumps({"embedding": {"api_key": "sk-project-value"}}))
     resolved = settings.resolve(path=str(tmp_path))
-    assert "sk-secret-value" not in repr(resolved)
-    assert "sk-secret-value" not in repr(resolved.api_key)
+    assert "sk-secret-value" not in repr(resolved) and "sk-project-value" not in repr(resolved)
+    assert "sk-" not in repr(settings.api_key(resolved))
 
 
-def test_broken_config_files_name_the_file_not_the_content(tmp_path):
-    (tmp_path / "secrets.yaml").write_text("OPENAI_API_KEY: [sk-leaky\n")
+def test_broken_config_files_name_the_file_not_the_content(tmp_path, monkeypatch):
+    named = tmp_path / "named.yaml"
+    named.write_text("OPENAI_API_KEY: [sk-leaky\n")
+    monkeypatch.setenv("ONETOOL_CODE_SECRETS", str(named))
+    resolved = settings.resolve(path=str(tmp_path))  # nothing is read until a key is needed
     with pytest.raises(OneToolCodeError) as caught:
-        settings.resolve(path=str(tmp_path))
-    assert "secrets.yaml" in str(caught.value) and "sk-leaky" not in str(caught.value)
-    (tmp_path / "secrets.yaml").unlink()
+        settings.api_key(resolved)
+    assert "named.yaml" in str(caught.value) and "sk-leaky" not in str(caught.value)
+    named.write_text("- a\n- list\n")
+    with pytest.raises(OneToolCodeError, match=r"named\.yaml: not a flat YAML mapping"):
+        settings.api_key(resolved)
+    named.unlink()
+    with pytest.raises(OneToolCodeError, match=r"named\.yaml"):
+        settings.api_key(resolved)
+    monkeypatch.delenv("ONETOOL_CODE_SECRETS")
     (tmp_path / ".chunkhound.json").write_text("{not json")
     with pytest.raises(OneToolCodeError, match=r"\.chunkhound\.json"):
         settings.resolve(path=str(tmp_path))
@@ -133,3 +148,26 @@ def test_pack_settings_are_validated(tmp_path):
     host = OneToolHost(get_secret=lambda name: None, tool_config={"limit": 25, "max_bytes": 8000, "db": "x.db"})
     resolved = settings.resolve(path=str(tmp_path), host=host)
     assert (resolved.limit, resolved.max_bytes, resolved.db_path) == (25, 8000, tmp_path.resolve() / "x.db")
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"path": ["/tmp"]}, "path must be text, got list"),
+        ({"db": 3}, "db must be text, got int"),
+        ({"base_url": {"u": 1}}, "base_url must be text, got dict"),
+        ({"cache": "false"}, "cache must be true or false, got 'false'"),
+        ({"host": "x"}, "host must be OneTool's host"),
+    ],
+)
+def test_settings_arguments_are_checked_for_type(tmp_path, options, message):
+    with pytest.raises(BadInputError, match=message):
+        settings.resolve(**{"path": str(tmp_path), **options})
+
+
+def test_pack_cache_setting_is_a_boolean(tmp_path):
+    host = OneToolHost(get_secret=lambda name: None, tool_config={"cache": "false"})
+    with pytest.raises(OneToolCodeError, match=r"tools\.code\.cache must be true or false"):
+        settings.resolve(path=str(tmp_path), host=host)
+    host = OneToolHost(get_secret=lambda name: None, tool_config={"cache": False})
+    assert settings.resolve(path=str(tmp_path), host=host).cache is False
