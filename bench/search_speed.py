@@ -234,7 +234,7 @@ def run_scenario(scenario: str, root: Path, queries: int, reps: int) -> dict[str
         call()
     elif scenario == "numpy":
         with index.connect(root, db) as con:
-            matrix = cache.build(con, db, chosen, cache.Signature.of(db)).matrix
+            matrix = cache.build(con, db, chosen).matrix
         units = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
         extra["matrix_mb"] = matrix.nbytes / 2**20
         call = (lambda: units[0] @ matrix) if queries == 1 else (lambda: units @ matrix)  # (dims, rows)

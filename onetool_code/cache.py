@@ -4,6 +4,7 @@ The trap: the cache must never hold a DuckDB connection (any open connection loc
 and must never answer from vectors the index no longer holds. So it borrows the caller's short read-only
 connection, and on every search it compares the index file's signature (size, mtime, inode, and the ``.wal``
 beside it) while that connection's lock keeps writers out; a changed file drops the matrix and rebuilds it.
+Caches live in ``derived.STORE`` beside the other state derived from indexes (freshness, locks, memory bound).
 
 How a search ranks (``index.semantic`` is the reference, and the answers must not change):
 
@@ -26,16 +27,16 @@ evaluated exactly as ``schema.filter_sql`` words them.
 from __future__ import annotations
 
 import sys
-import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from onetool_code import index
+from onetool_code.derived import STORE, Key, Signature
 from onetool_code.errors import IndexUnreadableError
 from onetool_code.hits import Hit
 from onetool_code.schema import Filters
@@ -52,46 +53,12 @@ BUILD_AFTER = 2
 # matrix (the peak stays near the matrix itself).
 WINDOW_BYTES = 8 << 20
 
-# DuckDB writes uncommitted changes to ``<file>.wal``; a WAL left beside the file changes what a reader sees.
-WAL_SUFFIX = ".wal"
-
 _NULL_LINE = np.int64(np.iinfo(np.int64).max)  # DuckDB sorts NULL start lines last (np.where wraps a bare int)
 
 
 def margin(dims: int) -> float:
     """Twice the worst-case error of a float32 dot product of two unit vectors: (dims + 1) roundings of 2**-24."""
     return 2 * (dims + 2) * 2.0**-24
-
-
-@dataclass(frozen=True)
-class Signature:
-    """What identifies one state of the index file: any write by ChunkHound changes one of these."""
-
-    size: int
-    mtime_ns: int
-    inode: int
-    device: int
-    wal: tuple[int, int] | None
-
-    @classmethod
-    def of(cls, db_path: Path) -> Signature:
-        stat = db_path.stat()
-        try:
-            wal_stat = db_path.with_name(db_path.name + WAL_SUFFIX).stat()
-            wal: tuple[int, int] | None = (wal_stat.st_size, wal_stat.st_mtime_ns)
-        except FileNotFoundError:
-            wal = None
-        return cls(stat.st_size, stat.st_mtime_ns, stat.st_ino, stat.st_dev, wal)
-
-
-@dataclass(frozen=True)
-class Key:
-    """The cache belongs to one index file and one provider/model."""
-
-    db_path: str
-    provider: str
-    model: str
-    dims: int
 
 
 @dataclass(frozen=True)
@@ -121,7 +88,6 @@ class VectorCache:
     """
 
     key: Key
-    signature: Signature
     embedding_set: index.EmbeddingSet
     language_counts: tuple[tuple[str, int, int], ...]  # as ``index.language_counts`` answers for this file
     matrix: np.ndarray  # (dims, rows) float32, unit columns; zero columns for vectors that have no cosine
@@ -250,9 +216,9 @@ class VectorCache:
 
     def info(self, fresh: bool) -> CacheInfo:
         return CacheInfo(
-            provider=self.key.provider,
-            model=self.key.model,
-            dims=self.key.dims,
+            provider=self.embedding_set.provider,
+            model=self.embedding_set.model,
+            dims=self.embedding_set.dims,
             vectors=self.matrix.shape[1],
             nbytes=self.nbytes,
             matrix_bytes=self.matrix.nbytes,
@@ -271,9 +237,7 @@ def _units(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return units, scorable
 
 
-def build(
-    con: duckdb.DuckDBPyConnection, db_path: Path, embedding_set: index.EmbeddingSet, signature: Signature
-) -> VectorCache:
+def build(con: duckdb.DuckDBPyConnection, db_path: Path, embedding_set: index.EmbeddingSet) -> VectorCache:
     """Read one provider/model's vectors and attributes through ``con`` (read-only) into a new cache."""
     started = time.perf_counter()
     files = index.cache_files(con)
@@ -318,8 +282,7 @@ def build(
     for array in arrays:
         array.flags.writeable = False  # shared by concurrent searches: nothing may change them
     return VectorCache(
-        key=_key(db_path, embedding_set),
-        signature=signature,
+        key=_key(db_path, embedding_set.provider, embedding_set.model),
         embedding_set=embedding_set,
         language_counts=_language_counts(files),
         matrix=matrix,
@@ -375,21 +338,8 @@ def _joined(parts: Sequence[np.ndarray]) -> np.ndarray:
     return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64)
 
 
-def _key(db_path: Path, embedding_set: index.EmbeddingSet) -> Key:
-    return Key(str(db_path), embedding_set.provider, embedding_set.model, embedding_set.dims)
-
-
-@dataclass
-class _State:
-    """One cache per process (the most recent index and model), and how many query vectors each key saw."""
-
-    cache: VectorCache | None = None
-    demand: dict[Key, int] = field(default_factory=dict)
-
-
-_lock = threading.Lock()
-_state = _State()
-_MAX_KEYS = 64
+def _key(db_path: Path, provider: str, model: str) -> Key:
+    return Key("vectors", str(db_path), (provider, model))
 
 
 def semantic(
@@ -414,7 +364,7 @@ def semantic(
     if any(chunk_id not in rows for page in pages for chunk_id, _ in page):
         # The file changed without a new size, mtime or inode (a copy restored with its times kept): this
         # cache describes another index. Drop it and answer from the index itself.
-        clear()
+        STORE.discard(cache.key)
         return index.semantic(con, embedding_set, vectors, filters, limit, offset)
     return [[index.hit_from_row(rows[chunk_id], score) for chunk_id, score in page] for page in pages]
 
@@ -423,21 +373,15 @@ def _ready(
     con: duckdb.DuckDBPyConnection, db_path: Path, embedding_set: index.EmbeddingSet, queries: int
 ) -> VectorCache | None:
     """The fresh cache for this index and model; built now if demand warrants it, else None (use SQL)."""
-    key = _key(db_path, embedding_set)
+    key = _key(db_path, embedding_set.provider, embedding_set.model)
     signature = Signature.of(db_path)  # the caller's connection keeps writers out until it closes
-    with _lock:
-        current = _state.cache
-        if current is not None and current.key == key and current.signature == signature:
-            return current
-        if len(_state.demand) >= _MAX_KEYS and key not in _state.demand:
-            _state.demand.clear()
-        seen = _state.demand.get(key, 0) + queries
-        _state.demand[key] = seen
-        if seen < BUILD_AFTER:
-            return None
-        _state.cache = None  # free the old matrix first: two never exist at once
-        _state.cache = build(con, db_path, embedding_set, signature)
-        return _state.cache
+    cache = STORE.ensure(
+        key, signature, lambda: build(con, db_path, embedding_set), demand=queries, threshold=BUILD_AFTER
+    )
+    if cache is not None and cache.embedding_set != embedding_set:  # the model's vectors moved to another size
+        STORE.discard(key)
+        return None
+    return cache
 
 
 @dataclass(frozen=True)
@@ -454,37 +398,28 @@ def warm(db_path: Path, provider: str, model: str) -> Warm | None:
     Opening a DuckDB file costs about 20 ms (duckdb 2.0, measured even for ``:memory:``), more than a warm
     search itself: with this, a warm search opens the index once (to fetch its page's rows), not twice.
     """
-    with _lock:
-        current = _state.cache
-    if current is None or (current.key.db_path, current.key.provider, current.key.model) != (
-        str(db_path),
-        provider,
-        model,
-    ):
-        return None
     try:
-        if Signature.of(db_path) != current.signature:
-            return None
+        signature = Signature.of(db_path)
     except OSError:
         return None
-    return Warm(current.embedding_set, current.language_counts)
+    current = STORE.fresh(_key(db_path, provider, model), signature)
+    return None if current is None else Warm(current.embedding_set, current.language_counts)
 
 
 def info(db_path: Path) -> CacheInfo | None:
-    """The warm cache of this index file, if the process holds one (``fresh``: it matches the file now)."""
-    with _lock:
-        current = _state.cache
-    if current is None or current.key.db_path != str(db_path):
+    """The most recently used vector cache of this index file, if the process holds one (``fresh``: it
+    matches the file now)."""
+    held = STORE.entries("vectors", db_path)
+    if not held:
         return None
+    current, signature = held[0]
     try:
-        fresh = Signature.of(db_path) == current.signature
+        fresh = Signature.of(db_path) == signature
     except OSError:
         fresh = False
     return current.info(fresh)
 
 
 def clear() -> None:
-    """Forget the cache and the demand counts (memory back to the host; tests start cold)."""
-    with _lock:
-        _state.cache = None
-        _state.demand.clear()
+    """Forget every cache and demand count (memory back to the host; tests start cold)."""
+    STORE.clear()

@@ -25,6 +25,7 @@ from openai_server import vector_for
 
 import onetool_code
 from onetool_code import cache, index, schema
+from onetool_code.derived import STORE
 from onetool_code.errors import IndexUnreadableError
 from onetool_code.hits import Hit
 from onetool_code.schema import Filters
@@ -308,8 +309,9 @@ def test_generated_index_is_large_and_has_the_hard_cases(cold, generated, genera
     assert generated_set.count == GENERATED_CHUNKS + 200
     with index.connect(generated.root, generated.db) as con:
         cache.semantic(con, generated.db, generated_set, generated.vectors[:1], Filters(), 10, 0)
-    built = cache._state.cache
-    assert built is not None
+    held = STORE.entries("vectors", generated.db)
+    assert len(held) == 1
+    built = held[0][0]
     assert built.matrix.shape == (GENERATED_DIMS, GENERATED_CHUNKS)  # orphans out, as the SQL join leaves them out
     assert built.nan_rows.size == 2 and built.null_rows.size == 3
     assert (built.start_lines == np.iinfo(np.int64).max).sum() == GENERATED_CHUNKS // 997

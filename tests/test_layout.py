@@ -15,7 +15,7 @@ LEVELS = {
     "errors": 0, "hits": 0, "schema": 0,
     "spans": 1,
     "settings": 2,
-    "index": 3, "embeddings": 3, "matching": 3, "ranking": 3, "definitions": 3, "source": 3, "request": 3,
+    "index": 3, "embeddings": 3, "derived": 3, "matching": 3, "ranking": 3, "definitions": 3, "source": 3, "request": 3,
     "cache": 4, "indexer": 4,
     "engine": 5, "report": 5,
     "shaping": 6,

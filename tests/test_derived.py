@@ -1,0 +1,87 @@
+"""State derived from indexes: one freshness rule, one build lock per index, one memory bound."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import onetool_code
+from onetool_code import cache
+from onetool_code.derived import STORE, Key, Signature, Store
+
+
+@dataclass
+class Blob:
+    nbytes: int
+
+
+def signature_of(tmp_path: Path, name: str) -> Signature:
+    (tmp_path / name).write_bytes(name.encode())
+    return Signature.of(tmp_path / name)
+
+
+def test_alternating_between_two_indexes_builds_each_once(sample_index, tmp_path):
+    other = tmp_path / "other"
+    shutil.copytree(sample_index.root, other)
+    roots = [sample_index.root, other]
+    for i in range(8):
+        answer = onetool_code.search(query="retry backoff", path=str(roots[i % 2]), base_url=sample_index.base_url)
+        assert answer.startswith("Found ")
+    assert STORE.builds == 2
+    assert all(cache.info(root / ".chunkhound" / "db" / "chunks.db").fresh for root in roots)
+
+
+def test_an_evicted_entry_earns_its_rebuild_again(tmp_path):
+    store = Store(budget=150)
+    a, b = Key("vectors", "a.db"), Key("vectors", "b.db")
+    sig_a, sig_b = signature_of(tmp_path, "a.db"), signature_of(tmp_path, "b.db")
+    assert store.ensure(a, sig_a, lambda: Blob(100), demand=1, threshold=2) is None
+    assert store.ensure(a, sig_a, lambda: Blob(100), demand=1, threshold=2) == Blob(100)
+    assert store.ensure(b, sig_b, lambda: Blob(100), demand=2, threshold=2) == Blob(100)  # a is evicted
+    assert store.fresh(a, sig_a) is None and store.fresh(b, sig_b) == Blob(100)
+    assert store.ensure(a, sig_a, lambda: Blob(100), demand=1, threshold=2) is None  # its count started over
+    assert store.builds == 2
+
+
+def test_a_stale_entry_is_rebuilt_and_never_served(tmp_path):
+    store = Store()
+    key = Key("lexical", "a.db")
+    old = signature_of(tmp_path, "a.db")
+    store.ensure(key, old, lambda: Blob(1), demand=1, threshold=1)
+    (tmp_path / "a.db").write_bytes(b"changed, and longer")
+    new = Signature.of(tmp_path / "a.db")
+    assert store.fresh(key, new) is None
+    assert store.ensure(key, new, lambda: Blob(2), demand=1, threshold=1) == Blob(2)
+    assert store.entries("lexical", Path("a.db")) == [(Blob(2), new)]
+
+
+def test_building_one_index_holds_up_neither_another_index_nor_a_second_caller(tmp_path):
+    store = Store()
+    a, b = Key("vectors", "a.db"), Key("vectors", "b.db")
+    sig_a, sig_b = signature_of(tmp_path, "a.db"), signature_of(tmp_path, "b.db")
+    release, started = threading.Event(), threading.Event()
+    built: list[str] = []
+
+    def slow_build() -> Blob:
+        started.set()
+        assert release.wait(10)
+        built.append("a")
+        return Blob(1)
+
+    results: dict[str, object] = {}
+    first = threading.Thread(
+        target=lambda: results.update(first=store.ensure(a, sig_a, slow_build, demand=1, threshold=1))
+    )
+    second = threading.Thread(
+        target=lambda: results.update(second=store.ensure(a, sig_a, slow_build, demand=1, threshold=1))
+    )
+    first.start()
+    assert started.wait(10)
+    second.start()  # waits for a's build lock, then finds a's entry built
+    assert store.ensure(b, sig_b, lambda: Blob(2), demand=1, threshold=1) == Blob(2)  # while a is still building
+    release.set()
+    first.join(10)
+    second.join(10)
+    assert results == {"first": Blob(1), "second": Blob(1)} and built == ["a"]
