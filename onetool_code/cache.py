@@ -26,7 +26,6 @@ evaluated exactly as ``schema.filter_sql`` words them.
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -38,6 +37,7 @@ import numpy as np
 from onetool_code import index
 from onetool_code.derived import STORE, Key, Signature
 from onetool_code.errors import IndexUnreadableError
+from onetool_code.filtering import Attributes
 from onetool_code.hits import Hit
 from onetool_code.schema import Filters
 
@@ -79,8 +79,7 @@ class CacheInfo:
 class VectorCache:
     """One provider/model's vectors of one index, normalised, with what the filters and the tie-break need.
 
-    Entry ``i`` of every per-row array describes column ``i`` of ``matrix``. Files are numbered in DuckDB's
-    ``ORDER BY path``, so a file's number is also its rank in the path tie-break.
+    Entry ``i`` of every per-row array (and of ``attributes``) describes column ``i`` of ``matrix``.
 
     The matrix is stored transposed, one column per vector: a batch of queries times a (dims, rows) matrix
     ran 1.5x faster than a (rows, dims) matrix times the batch (OpenBLAS 0.3.31, 50,000 x 1536, 5 queries:
@@ -93,64 +92,25 @@ class VectorCache:
     matrix: np.ndarray  # (dims, rows) float32, unit columns; zero columns for vectors that have no cosine
     chunk_ids: np.ndarray  # int64
     start_lines: np.ndarray  # int64, NULL as _NULL_LINE
-    file_codes: np.ndarray  # int32, index into the file tuples
-    type_codes: np.ndarray  # int32, index into type_names
+    attributes: Attributes  # what the filters and the path tie-break read
     nan_rows: np.ndarray  # zero or non-finite vectors: DuckDB's cosine is NaN, which it sorts first
     null_rows: np.ndarray  # NULL vectors: the similarity is NULL, sorted last
     broken_rows: np.ndarray  # vectors holding NULL values: DuckDB's cosine raises on them
-    paths: tuple[str, ...]
-    lower_paths: tuple[str, ...]
-    languages: tuple[str | None, ...]
-    type_names: tuple[str, ...]
     build_seconds: float = 0.0
 
     @property
     def nbytes(self) -> int:
         """Memory held: the arrays plus the per-file and per-type strings."""
-        arrays = (
-            self.matrix,
-            self.chunk_ids,
-            self.start_lines,
-            self.file_codes,
-            self.type_codes,
-            self.nan_rows,
-            self.null_rows,
-            self.broken_rows,
-        )
-        strings = (*self.paths, *self.lower_paths, *self.type_names, *(x for x in self.languages if x))
-        return sum(a.nbytes for a in arrays) + sum(sys.getsizeof(s) for s in strings)
+        arrays = (self.matrix, self.chunk_ids, self.start_lines, self.nan_rows, self.null_rows, self.broken_rows)
+        return sum(a.nbytes for a in arrays) + self.attributes.nbytes
 
     def rank(self, vectors: np.ndarray, filters: Filters, limit: int, offset: int) -> list[list[tuple[int, float]]]:
         """One page of (chunk id, similarity) per query vector, best first, exactly as ``index.semantic``."""
-        rows = self.rows(filters)
+        rows = self.attributes.rows(filters)
         self._check_broken(rows)
         units, scorable = _units(vectors)
         scores = self._scores(units)
         return [self._page(scores[i], units[i], bool(scorable[i]), rows, limit, offset) for i in range(len(units))]
-
-    def rows(self, filters: Filters) -> np.ndarray | None:
-        """The rows the filters keep (None: all), as ``schema.filter_sql`` words them."""
-        if not (filters.languages or filters.chunk_types or filters.include or filters.exclude):
-            return None
-        keep_file = np.ones(len(self.paths), dtype=bool)
-        if filters.languages:
-            wanted = set(filters.languages)
-            keep_file &= np.fromiter((lang in wanted for lang in self.languages), bool, len(self.languages))
-        if filters.include:
-            keep_file &= np.fromiter(
-                (any(n in p for n in filters.include) for p in self.lower_paths), bool, len(self.paths)
-            )
-        if filters.exclude:
-            keep_file &= np.fromiter(
-                (not any(n in p for n in filters.exclude) for p in self.lower_paths), bool, len(self.paths)
-            )
-        keep = keep_file[self.file_codes]
-        if filters.chunk_types:
-            wanted_types = set(filters.chunk_types)
-            keep &= np.fromiter((t in wanted_types for t in self.type_names), bool, len(self.type_names))[
-                self.type_codes
-            ]
-        return np.flatnonzero(keep)
 
     def _check_broken(self, rows: np.ndarray | None) -> None:
         if not self.broken_rows.size:
@@ -195,7 +155,7 @@ class VectorCache:
             (
                 self.chunk_ids[candidates],
                 self.start_lines[candidates],
-                self.file_codes[candidates],
+                self.attributes.file_codes[candidates],
                 -exact,
                 kind,
             )
@@ -284,31 +244,23 @@ def build(con: duckdb.DuckDBPyConnection, db_path: Path, embedding_set: index.Em
     return VectorCache(
         key=_key(db_path, embedding_set.provider, embedding_set.model),
         embedding_set=embedding_set,
-        language_counts=_language_counts(files),
+        language_counts=index.language_counts_of(files),
         matrix=matrix,
         chunk_ids=chunk_ids,
         start_lines=start_lines,
-        file_codes=file_codes,
-        type_codes=type_codes,
+        attributes=Attributes(
+            file_codes=file_codes,
+            type_codes=type_codes,
+            paths=tuple(f[1] for f in files),
+            lower_paths=tuple(f[2] for f in files),
+            languages=tuple(f[3] for f in files),
+            type_names=tuple(types),
+        ),
         nan_rows=_joined(nan_rows),
         null_rows=_joined(null_rows),
         broken_rows=_joined(broken_rows),
-        paths=tuple(f[1] for f in files),
-        lower_paths=tuple(f[2] for f in files),
-        languages=tuple(f[3] for f in files),
-        type_names=tuple(types),
         build_seconds=time.perf_counter() - started,
     )
-
-
-def _language_counts(files: Sequence[tuple[int, str, str, str | None, int]]) -> tuple[tuple[str, int, int], ...]:
-    """(language, files, chunks), most chunks first: ``schema.LANGUAGE_COUNTS_SQL``'s answer, from the files."""
-    counts: dict[str, list[int]] = {}
-    for _, _, _, language, chunks in files:
-        entry = counts.setdefault(language or "unknown", [0, 0])
-        entry[0] += 1
-        entry[1] += chunks
-    return tuple(sorted(((lang, n, c) for lang, (n, c) in counts.items()), key=lambda t: (-t[2], t[0])))
 
 
 def _fill(block: np.ndarray, embeddings: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -59,7 +59,12 @@ def build_parser() -> argparse.ArgumentParser:
     searching.add_argument("--include", help="keep only paths containing one of these |-separated substrings")
     searching.add_argument("--exclude", help="drop paths containing any of these |-separated substrings")
     searching.add_argument("--expand", help="lines of context (0-200) around each hit, read from disk")
-    searching.add_argument("--mode", default="semantic", help="semantic (embeddings) or lexical (no key needed)")
+    searching.add_argument(
+        "--mode",
+        default="hybrid",
+        help="hybrid (default: meaning and words, defining code first), semantic (ChunkHound's order), "
+        "lexical (words; no key needed), regex (a regular expression over the code)",
+    )
     searching.add_argument("--content", default="auto", help="auto (by result count), always, never")
     searching.add_argument("--max-bytes", help="response budget in bytes (default 5000)")
     searching.add_argument("--no-cache", action="store_true", help="skip the in-process vector cache")

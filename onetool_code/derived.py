@@ -41,6 +41,7 @@ class Signature:
 
     size: int
     mtime_ns: int
+    ctime_ns: int  # a copy put back with its size and mtime kept still changes this
     inode: int
     device: int
     wal: tuple[int, int] | None
@@ -53,7 +54,7 @@ class Signature:
             wal: tuple[int, int] | None = (wal_stat.st_size, wal_stat.st_mtime_ns)
         except FileNotFoundError:
             wal = None
-        return cls(stat.st_size, stat.st_mtime_ns, stat.st_ino, stat.st_dev, wal)
+        return cls(stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino, stat.st_dev, wal)
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,13 @@
-"""One search, start to ranked hits: check the index, embed the queries, rank, fuse a batch.
+"""One search, start to ranked hits: pick the retrievers for the mode, embed the queries, rank, fuse.
 
-The index is opened twice per semantic search (once when the vector cache is warm), briefly each time, and
-never across the embeddings request: a network call of up to 30 s must not keep ChunkHound locked out of its
-own index.
+- ``hybrid`` (the default): semantic and lexical lists fused with structural priors (``ranking.hybrid``).
+  When it cannot embed (no vectors for the model in the index, no key, the API failing), it answers lexically
+  and says why in a notice.
+- ``semantic``: ChunkHound's own order, exactly; ``lexical``: words and identifiers, no key; ``regex``:
+  ChunkHound's regex search.
+
+The index is opened briefly and never across the embeddings request: a network call of up to 30 s must not
+keep ChunkHound locked out of its own index.
 """
 
 from __future__ import annotations
@@ -10,12 +15,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from onetool_code import cache, embeddings, index, matching, ranking
-from onetool_code.errors import BadInputError, EmbeddingError, ModelNotInIndexError
+from onetool_code import cache, embeddings, index, lexical, ranking, retrievers
+from onetool_code.errors import BadInputError, EmbeddingError, MissingKeyError, ModelNotInIndexError
 from onetool_code.hits import Hit
 from onetool_code.request import Request
 from onetool_code.schema import Filters
 from onetool_code.settings import Settings
+from onetool_code.spans import note
+
+# How deep each list of a hybrid search goes before fusion: deep enough that a definition ranked 60th by one
+# ranking and 5th by the other still meets itself.
+HYBRID_DEPTH = 100
 
 
 @dataclass(frozen=True)
@@ -23,35 +33,58 @@ class Ranked:
     """Best hits first; ``next_offset`` is set when a single search has more hits past this page.
 
     Each hit's ``rank`` is its place in the query's whole ranked list, so that an answer cut short by its byte
-    budget can name the offset of the first hit it left out.
+    budget can name the offset of the first hit it left out. ``notice`` says, in one line, when the answer
+    is not what the mode promised (hybrid answering by words only, and why).
     """
 
     hits: list[Hit]
     next_offset: int | None = None
+    notice: str | None = None
 
 
 def run(settings: Settings, request: Request) -> Ranked:
-    if request.mode == "lexical":
-        return _lexical(settings, request)
-    return _semantic(settings, request)
+    for query in request.queries if request.mode == "lexical" else ():
+        if not lexical.query_tokens(query):
+            raise BadInputError(
+                f"query {query!r} has no word of two or more letters or digits to search for in lexical mode"
+            )
+    semantic, notice = None, None
+    if request.mode in ("semantic", "hybrid"):
+        try:
+            semantic = _embedded(settings, request)
+        except (ModelNotInIndexError, MissingKeyError, EmbeddingError) as exc:
+            if request.mode == "semantic":
+                raise
+            notice = f"answered by words only (lexical): {_reason(exc, settings)}"
+            note(f"hybrid fell back to lexical: {exc}")
+    depth = _depth(request)
+    with index.connect(settings.project_root, settings.db_path) as con:
+        if request.mode == "regex":
+            index.layout(con, settings.db_path)
+            check_languages(index.language_counts(con), request.filters)
+            lists = retrievers.regex(con, request, depth)
+        elif request.mode == "semantic":
+            assert semantic is not None
+            lists = semantic.rank(con, request, depth)
+        else:
+            words_index = retrievers.lexical_index(con, settings)
+            check_languages(words_index.language_counts, request.filters)
+            deep = depth if semantic is None else max(depth, HYBRID_DEPTH)
+            words = retrievers.lexical_ranking(con, words_index, request, deep)
+            if request.mode == "lexical":
+                lists = words
+            else:  # hybrid, or what is left of it without vectors: the priors still put definitions first
+                meanings = semantic.rank(con, request, deep) if semantic else [[] for _ in words]
+                lists = [
+                    ranking.hybrid(m, w, query, request.filters)
+                    for m, w, query in zip(meanings, words, request.queries, strict=True)
+                ]
+    return _finish(request, lists, notice)
 
 
-def _depth(request: Request) -> int:
-    """How many hits of each ranked list to fetch, always from the top: a page is a slice of the whole list, and
-    a duplicate (same path and lines) is recognised only by what ranks above it, earlier pages included. One
-    extra hit tells a single search whether another page exists; a batch is fused, not paged."""
-    return request.limit if request.batch else request.offset + request.limit + 1
-
-
-def _finish(request: Request, lists: Sequence[Sequence[Hit]]) -> Ranked:
-    if request.batch:
-        return Ranked(ranking.fuse(lists, request.limit))
-    end = request.offset + request.limit
-    page = ranking.page(lists[0], request.offset, end)
-    return Ranked(page, end if len(lists[0]) > end else None)
-
-
-def _semantic(settings: Settings, request: Request) -> Ranked:
+def _embedded(settings: Settings, request: Request) -> retrievers.Semantic:
+    """The configured model's vectors in the index (an error listing what it holds otherwise), and the
+    queries' vectors from one embeddings request."""
     warm = cache.warm(settings.db_path, settings.provider, settings.model) if settings.cache else None
     if warm is not None:  # the file is unchanged since the cache read it: it knows what this connection would
         chosen = warm.embedding_set
@@ -66,27 +99,32 @@ def _semantic(settings: Settings, request: Request) -> Ranked:
             f"{settings.provider}/{settings.model} returned {vectors.shape[1]}-dimensional vectors, but the index "
             f"stores {chosen.dims} dimensions for it: the index was built with other settings."
         )
-    with index.connect(settings.project_root, settings.db_path) as con:
-        depth = _depth(request)
-        if settings.cache:  # the same hits, from memory once warm; the cache only borrows this connection
-            lists = cache.semantic(con, settings.db_path, chosen, vectors, request.filters, depth, 0)
-        else:
-            lists = index.semantic(con, chosen, vectors, request.filters, depth, 0)
-    return _finish(request, lists)
+    return retrievers.Semantic(settings, chosen, vectors)
 
 
-def _lexical(settings: Settings, request: Request) -> Ranked:
-    token_lists = [matching.tokenize(q) for q in request.queries]
-    for query, tokens in zip(request.queries, token_lists, strict=True):
-        if not tokens:
-            raise BadInputError(
-                f"query {query!r} has no word of two or more letters or digits to search for in lexical mode"
-            )
-    with index.connect(settings.project_root, settings.db_path) as con:
-        index.layout(con, settings.db_path)
-        check_languages(index.language_counts(con), request.filters)
-        lists = [index.lexical(con, tokens, request.filters, _depth(request), 0) for tokens in token_lists]
-    return _finish(request, lists)
+def _reason(exc: Exception, settings: Settings) -> str:
+    """Why hybrid could not embed, in a few words (the whole message goes to the span)."""
+    if isinstance(exc, ModelNotInIndexError):
+        return f"the index holds no vectors for {settings.provider}/{settings.model}"
+    if isinstance(exc, MissingKeyError):
+        return "no API key for the embeddings (OPENAI_API_KEY)"
+    first = str(exc).split("\n")[0].split(". ")[0].rstrip(".")
+    return first if len(first) <= 160 else first[:157] + "..."
+
+
+def _depth(request: Request) -> int:
+    """How many hits of each ranked list to fetch, always from the top: a page is a slice of the whole list, and
+    a duplicate (same path and lines) is recognised only by what ranks above it, earlier pages included. One
+    extra hit tells a single search whether another page exists; a batch is fused, not paged."""
+    return request.limit if request.batch else request.offset + request.limit + 1
+
+
+def _finish(request: Request, lists: Sequence[Sequence[Hit]], notice: str | None) -> Ranked:
+    if request.batch:
+        return Ranked(ranking.fuse(lists, request.limit), notice=notice)
+    end = request.offset + request.limit
+    page = ranking.page(lists[0], request.offset, end)
+    return Ranked(page, end if len(lists[0]) > end else None, notice)
 
 
 def embedding_set(layout: index.Layout, settings: Settings) -> index.EmbeddingSet:

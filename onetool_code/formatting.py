@@ -41,17 +41,23 @@ class _View:
     shown: int
     trimmed_top: int | None = None  # lines of the top result's code kept when it alone is too big
     left_out: list[str] = field(default_factory=list)
+    notice: str | None = None  # why the answer is not what the mode promised (engine.Ranked.notice)
 
 
 def render_search(ranked: Ranked, request: Request, project_root: Path) -> str | dict[str, Any]:
     results = shape(ranked.hits, request, SourceFiles(project_root))
     if not results and request.format == "text":
-        return f"No results found for: {_echo(request)}"
+        return "\n".join((f"No results found for: {_echo(request)}", *_notice(ranked)))
     view = _View(results, [r.content is not None for r in results], [True] * len(results), len(results))
+    view.notice = ranked.notice
     answer = _render(view, request, ranked.next_offset)
     if _size(answer) <= request.max_bytes:
         return answer
     return _fit(view, request, ranked.next_offset)
+
+
+def _notice(ranked: Ranked) -> tuple[str, ...]:
+    return (f"Note: {ranked.notice}",) if ranked.notice else ()
 
 
 def _fit(view: _View, request: Request, next_offset: int | None) -> str | dict[str, Any]:
@@ -164,11 +170,10 @@ def _render(view: _View, request: Request, next_offset: int | None) -> str | dic
     following = _next_offset(view, request, next_offset)
     if request.format == "text":
         return _text(view, request, following)
-    answer: dict[str, Any] = {
-        "query": _echo(request),
-        "count": view.shown,
-        "results": [_item(view, i, request) for i in range(view.shown)],
-    }
+    answer: dict[str, Any] = {"query": _echo(request)}
+    if view.notice:
+        answer["notice"] = view.notice
+    answer.update(count=view.shown, results=[_item(view, i, request) for i in range(view.shown)])
     if following is not None:
         answer["next_offset"] = following
     if view.left_out:
@@ -228,6 +233,8 @@ def _text(view: _View, request: Request, next_offset: int | None) -> str:
         out = [f"Found {total} {noun} for {len(request.queries)} queries: {_echo(request)}"]
     else:
         out = [f"Found {total} {noun} for: {_echo(request)}"]
+    if view.notice:
+        out.append(f"Note: {view.notice}")
     for i in range(view.shown):
         out.extend(_text_result(view, i, request))
     if next_offset is not None:

@@ -192,11 +192,10 @@ def semantic(
     return results
 
 
-def lexical(
-    con: duckdb.DuckDBPyConnection, tokens: Sequence[str], filters: schema.Filters, limit: int, offset: int
-) -> list[Hit]:
-    sql, params = schema.lexical_sql(tokens, filters)
-    return [_hit(row) for row in con.execute(sql, [*params, limit, offset]).fetchall()]
+def regex(con: duckdb.DuckDBPyConnection, pattern: str, filters: schema.Filters, limit: int) -> list[Hit]:
+    """Chunks whose code matches ``pattern``; DuckDB's InvalidInputException for a bad pattern is the caller's."""
+    sql, params = schema.regex_sql(filters)
+    return [_hit(row) for row in con.execute(sql, [pattern, *params, limit]).fetchall()]
 
 
 def chunks_by_id(con: duckdb.DuckDBPyConnection, ids: Sequence[int]) -> dict[int, tuple[Any, ...]]:
@@ -234,6 +233,21 @@ def cache_files(con: duckdb.DuckDBPyConnection) -> list[tuple[int, str, str, str
         (int(file_id), str(path), str(lower), None if language is None else str(language), int(chunks))
         for file_id, path, lower, language, chunks in con.execute(schema.CACHE_FILES_SQL).fetchall()
     ]
+
+
+def language_counts_of(files: Sequence[tuple[int, str, str, str | None, int]]) -> tuple[tuple[str, int, int], ...]:
+    """``language_counts``' answer from ``cache_files``' rows, so derived state can answer it without SQL."""
+    counts: dict[str, list[int]] = {}
+    for _, _, _, language, chunks in files:
+        entry = counts.setdefault(language or "unknown", [0, 0])
+        entry[0] += 1
+        entry[1] += chunks
+    return tuple(sorted(((lang, n, c) for lang, (n, c) in counts.items()), key=lambda t: (-t[2], t[0])))
+
+
+def lexical_corpus(con: duckdb.DuckDBPyConnection) -> list[tuple[int, int, str, str | None, str | None]]:
+    """Every chunk as (id, file id, chunk type, symbol, code): what the lexical index is built from."""
+    return con.execute(schema.LEXICAL_CORPUS_SQL).fetchall()
 
 
 def vector_extent(con: duckdb.DuckDBPyConnection, embedding_set: EmbeddingSet) -> tuple[int, int, int]:

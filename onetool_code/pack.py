@@ -23,7 +23,7 @@ def search(
     include: str | None = None,
     exclude: str | None = None,
     expand: int | None = None,
-    mode: str = "semantic",
+    mode: str = "hybrid",
     content: str = "auto",
     format: str = "text",
     max_bytes: int | None = None,
@@ -47,7 +47,9 @@ def search(
         include: Keep only paths containing one of these |-separated substrings (case-insensitive).
         exclude: Drop paths containing any of these |-separated substrings (exclude="test|mock|fixture").
         expand: Lines of context (0-200) before and after each hit, read from the file; implies code.
-        mode: "semantic" (embeddings, the default) or "lexical" (by words; needs no API key).
+        mode: "hybrid" (the default: meaning and words fused, the defining code first; falls back to words
+            alone when it cannot embed), "semantic" (ChunkHound's own ranking), "lexical" (words and
+            identifiers; needs no API key) or "regex" (query is a regular expression over the code).
         content: "auto" (code for 1-3 hits), "always" or "never".
         format: "text" (default), "json" (a list of result dicts) or "compact" (JSON with short keys).
         max_bytes: Response budget in bytes (default 5,000).
@@ -79,7 +81,7 @@ def search_batch(
     include: str | None = None,
     exclude: str | None = None,
     expand: int | None = None,
-    mode: str = "semantic",
+    mode: str = "hybrid",
     content: str = "auto",
     format: str = "text",
     max_bytes: int | None = None,
@@ -99,7 +101,7 @@ def search_batch(
         include: Keep only paths containing one of these |-separated substrings.
         exclude: Drop paths containing any of these |-separated substrings.
         expand: Lines of context (0-200) around each hit; implies code.
-        mode: "semantic" (default) or "lexical".
+        mode: "hybrid" (default), "semantic", "lexical" or "regex".
         content: "auto", "always" or "never".
         format: "text", "json" or "compact".
         max_bytes: Response budget in bytes (default 5,000).

@@ -1,17 +1,130 @@
-"""Pure functions over ranked hits: reciprocal-rank fusion for batches, and de-duplication.
+"""Pure functions over ranked hits: the hybrid ranking, reciprocal-rank fusion for batches, pages, de-duplication.
 
-Raw cosine scores of different queries are not comparable (one query may sit closer to everything), so a
-batch is fused by rank: each query's best hits surface, whatever its score scale.
+Raw scores of different rankings or queries are not comparable (cosine against BM25; one query may sit closer
+to everything), so lists are fused by rank. The hybrid ranking then applies structural priors, because what an
+agent wants first is the code that defines what it asked about, not a test, a doc page or a one-line usage.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import PurePosixPath
 
 from onetool_code.hits import Hit
+from onetool_code.schema import Filters
 
 RRF_K = 60
+
+# -- The hybrid ranking: weights chosen on bench/relevance.py (see bench/README.md for the measurements) --------
+
+HYBRID_K = 60  # reciprocal-rank constant of the semantic+lexical fusion
+SEMANTIC_WEIGHT = 1.0
+LEXICAL_WEIGHT = 1.0
+NOT_DEFINING = 0.5  # a chunk that defines nothing (a variable, an import, a comment, a block)
+TESTS = 0.5  # a test file, unless the query or the filters ask for tests
+DOCS = 0.5  # documentation, examples, changelogs, unless asked for
+SHORT = 0.5  # a chunk of one or two lines
+NAMED = 2.0  # the chunk's symbol is a name the query spells out
+FILE_NAMED = 1.3  # the file's name is a name the query spells out
+
+DEFINING_TYPES = frozenset(
+    {
+        "function", "method", "class", "interface", "struct", "enum", "namespace", "constructor", "property",
+        "type_alias", "trait", "object", "companion_object", "data_class", "extension_function", "macro", "type",
+        "program", "function_block", "action", "closure", "field",
+    }
+)  # fmt: skip
+_TEST_PATH = re.compile(
+    r"(^|/)(tests?|__tests__|specs?|testing|fixtures?|mocks?)(/|$)|(^|/)test_[^/]*$|_test\.\w+$|"
+    r"\.(test|spec)\.\w+$|(^|/)conftest\.py$"
+)
+_DOC_PATH = re.compile(
+    r"(^|/)(docs?|documentation|examples?|samples?|demos?)(/|$)|(^|/)(changelog|changes|history|news|readme|"
+    r"contributing|license)[^/]*$|\.(md|mdx|rst|txt|adoc)$",
+    re.IGNORECASE,
+)
+_DOC_LANGUAGES = frozenset({"markdown", "text", "pdf"})
+_TEST_WORDS = frozenset({"test", "tests", "testing", "spec", "specs", "fixture", "fixtures", "mock", "mocks"})
+_DOC_WORDS = frozenset({"doc", "docs", "documentation", "readme", "example", "examples", "changelog", "guide"})
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+_PART_SUFFIX = re.compile(r"(?:_part\d+)+$")
+
+
+def hybrid(semantic: Sequence[Hit], lexical: Sequence[Hit], query: str, filters: Filters) -> list[Hit]:
+    """One query's semantic and lexical lists fused by weighted reciprocal rank, times the structural priors.
+
+    A hit's score becomes the fused value scaled so that a hit first in every list given, with no prior against
+    it, scores 1.0 (an empty list, as when hybrid falls back to words alone, does not count). Ties fall back to path, start line and chunk id, so the order is deterministic.
+    """
+    fused: dict[tuple[str, int, int], float] = {}
+    best: dict[tuple[str, int, int], Hit] = {}
+    for weight, hits in ((SEMANTIC_WEIGHT, semantic), (LEXICAL_WEIGHT, lexical)):
+        for rank, hit in enumerate(dedupe(hits), start=1):
+            fused[hit.key] = fused.get(hit.key, 0.0) + weight / (HYBRID_K + rank)
+            best.setdefault(hit.key, hit)
+    weights = (SEMANTIC_WEIGHT if semantic else 0.0) + (LEXICAL_WEIGHT if lexical else 0.0)
+    scale = (HYBRID_K + 1) / (weights or 1.0)
+    wants = _Wants.of(query, filters)
+    scored = {key: value * scale * prior(best[key], wants) for key, value in fused.items()}
+    order = sorted(scored, key=lambda key: (-scored[key], key[0], key[1], best[key].chunk_id))
+    return [replace(best[key], score=scored[key]) for key in order]
+
+
+class _Wants:
+    """What the query and the filters ask for: tests, docs, and the names they spell out."""
+
+    def __init__(self, tests: bool, docs: bool, names: frozenset[str]) -> None:
+        self.tests, self.docs, self.names = tests, docs, names
+
+    @classmethod
+    def of(cls, query: str, filters: Filters) -> _Wants:
+        words = {w.lower() for w in re.findall(r"[A-Za-z]+", query)}
+        needles = " ".join((*filters.include, *filters.languages))
+        return cls(
+            tests=bool(words & _TEST_WORDS) or "test" in needles or "spec" in needles,
+            docs=bool(words & _DOC_WORDS) or "doc" in needles or "markdown" in needles or ".md" in needles,
+            names=names_in(query),
+        )
+
+
+def names_in(query: str) -> frozenset[str]:
+    """The names a query spells out, lowercased: an identifier only an engineer would write (``load_config``,
+    ``parseOptions``, a dotted ``Segment.split_lines``, a capitalised word past the first), or the whole query
+    when it is one bare word. A plain word ("client") is not one, so "client timeout" boosts no symbol."""
+    found = [m.group() for m in _IDENTIFIER.finditer(query)]
+    whole = len(found) == 1 and found[0] == query.strip()
+    names = set()
+    for position, identifier in enumerate(found):
+        parts = identifier.split(".")
+        for part in parts:
+            written_as_code = "_" in part or any(c.isupper() for c in part[1:])
+            if whole or len(parts) > 1 or written_as_code or (part[:1].isupper() and position > 0):
+                names.add(part.lower())
+    return frozenset(names)
+
+
+def prior(hit: Hit, wants: _Wants) -> float:
+    """The structural prior of one hit: a product of the factors above, 1.0 for defining source code."""
+    factor = 1.0
+    if hit.chunk_type not in DEFINING_TYPES:
+        factor *= NOT_DEFINING
+    path = hit.file_path
+    if not wants.tests and _TEST_PATH.search(path.lower()):
+        factor *= TESTS
+    if not wants.docs and (hit.language in _DOC_LANGUAGES or _DOC_PATH.search(path)):
+        factor *= DOCS
+    if hit.end_line - hit.start_line < 2:
+        factor *= SHORT
+    if wants.names:
+        symbol = _PART_SUFFIX.sub("", hit.symbol).lower()
+        if symbol and symbol in wants.names:
+            factor *= NAMED
+        stem = PurePosixPath(path).name.split(".")[0].replace("-", "").replace("_", "").lower()
+        if stem and stem in {n.replace("_", "") for n in wants.names}:
+            factor *= FILE_NAMED
+    return factor
 
 
 def fuse(ranked_lists: Sequence[Sequence[Hit]], limit: int) -> list[Hit]:

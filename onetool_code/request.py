@@ -20,7 +20,7 @@ MAX_EXPAND = 200
 MAX_OFFSET = 100_000
 MIN_MAX_BYTES = 500
 MAX_MAX_BYTES = 1_000_000
-MODES = ("semantic", "lexical")
+MODES = ("hybrid", "semantic", "lexical", "regex")
 CONTENT = ("auto", "always", "never")
 FORMATS = ("text", "json", "compact")
 # ``str.isdigit`` accepts "²" and "٣", which ``int`` then rejects or reads as another number.

@@ -176,38 +176,17 @@ def semantic_sql(dims: int, filters: Filters) -> tuple[str, list[object]]:
     return sql, params
 
 
-def lexical_sql(tokens: Sequence[str], filters: Filters) -> tuple[str, list[object]]:
-    """BM25 over chunk code (plus a bonus for the symbol and the path), computed inside DuckDB.
+def regex_sql(filters: Filters) -> tuple[str, list[object]]:
+    """ChunkHound's regex search (``regexp_matches`` over the chunk's code, in path and line order) plus our filters.
 
-    A token's term frequency is its count of case-insensitive occurrences in the chunk, so identifiers
-    match inside longer names (``config`` in ``load_config``), as the match-line rules do.
-    Parameters, in order: each token (for the counts), the filter values, LIMIT and OFFSET.
+    Parameters, in order: the pattern, the filter values, then LIMIT.
     """
-    where, filter_params = filter_sql(filters)
-    counts = ", ".join(f"(length(lc) - length(replace(lc, ?, ''))) // {len(t)} AS tf{i}" for i, t in enumerate(tokens))
-    k1, b = 1.2, 0.75
-    terms = []
-    for i in range(len(tokens)):
-        idf = f"ln(1 + (n - df{i} + 0.5) / (df{i} + 0.5))"
-        tf_part = f"tf{i} * {k1 + 1} / (tf{i} + {k1} * ({1 - b} + {b} * len / avglen))"
-        bonus = (
-            f"(CASE WHEN contains(ls, tok{i}) THEN 1.0 ELSE 0 END + CASE WHEN contains(lp, tok{i}) THEN 0.5 ELSE 0 END)"
-        )
-        terms.append(f"{idf} * ({tf_part} + {bonus})")
-    df_cols = ", ".join(f"count(*) FILTER (WHERE tf{i} > 0) OVER () AS df{i}" for i in range(len(tokens)))
-    tok_cols = ", ".join(f"?::TEXT AS tok{i}" for i in range(len(tokens)))
-    any_match = " OR ".join(f"tf{i} > 0" for i in range(len(tokens)))
+    where, params = filter_sql(filters)
     sql = (
-        f"WITH base AS (SELECT {HIT_COLUMNS}, lower(c.code) AS lc, lower(coalesce(c.symbol, '')) AS ls, "
-        f"lower(f.path) AS lp, length(c.code) AS len "
-        f"FROM chunks c JOIN files f ON c.file_id = f.id WHERE TRUE{where}), "
-        f"counted AS (SELECT *, {counts}, {tok_cols} FROM base), "
-        f"stats AS (SELECT *, count(*) OVER () AS n, avg(len) OVER () AS avglen, {df_cols} FROM counted) "
-        f"SELECT id, symbol, code, chunk_type, start_line, end_line, path, language, "
-        f"{' + '.join(terms)} AS similarity FROM stats WHERE {any_match} "
-        f"ORDER BY similarity DESC, path, start_line, id LIMIT ? OFFSET ?"
+        f"SELECT {HIT_COLUMNS}, 1.0 AS similarity FROM chunks c JOIN files f ON c.file_id = f.id "
+        f"WHERE regexp_matches(c.code, ?){where} ORDER BY {TIE_BREAK} LIMIT ?"
     )
-    return sql, [*filter_params, *tokens, *tokens]
+    return sql, params
 
 
 MODELS_SQL = "SELECT provider, model, count(*) FROM {table} GROUP BY provider, model ORDER BY provider, model"
@@ -233,6 +212,12 @@ CHUNKS_BY_ID_SQL = (
 CACHE_FILES_SQL = (
     "SELECT f.id, f.path, lower(f.path), f.language, count(c.id) FROM files f LEFT JOIN chunks c ON c.file_id = f.id "
     "GROUP BY f.id, f.path, f.language ORDER BY f.path"
+)
+# The lexical index (lexical.py) reads every chunk once per state of the file; the join keeps out chunks whose
+# file row is gone, as every search query does.
+LEXICAL_CORPUS_SQL = (
+    "SELECT c.id, c.file_id, c.chunk_type, c.symbol, c.code FROM chunks c JOIN files f ON c.file_id = f.id "
+    "ORDER BY c.id"
 )
 CACHE_VECTOR_EXTENT_SQL = (
     "SELECT count(*), coalesce(min(e.rowid), 0), coalesce(max(e.rowid), -1) "

@@ -474,7 +474,9 @@ def test_vector_with_null_values_fails_like_sql_unless_filtered_out(tmp_path):
 
 
 def search_json(root: Path, base_url: str, **kwargs):
+    """A search in ChunkHound's own order (the cache's promise is that order exactly)."""
     kwargs.setdefault("format", "json")
+    kwargs.setdefault("mode", "semantic")
     answer = onetool_code.search(path=str(root), base_url=base_url, **kwargs)
     assert isinstance(answer, dict) and "results" in answer, answer
     return answer["results"]
@@ -509,8 +511,8 @@ def test_library_answers_are_the_same_with_and_without_the_cache(sample_db, serv
         assert_same_results(cached, sql)
     assert cache.info(sample_db) is not None
     batch_options = {k: v for k, v in options.items() if k != "offset"}
-    sql = onetool_code.search_batch(queries=SAMPLE_QUERIES, path=str(root), base_url=server.base_url, format="json", cache=False, **batch_options)  # fmt: skip
-    cached = onetool_code.search_batch(queries=SAMPLE_QUERIES, path=str(root), base_url=server.base_url, format="json", **batch_options)  # fmt: skip
+    sql = onetool_code.search_batch(queries=SAMPLE_QUERIES, path=str(root), base_url=server.base_url, format="json", mode="semantic", cache=False, **batch_options)  # fmt: skip
+    cached = onetool_code.search_batch(queries=SAMPLE_QUERIES, path=str(root), base_url=server.base_url, format="json", mode="semantic", **batch_options)  # fmt: skip
     assert_same_results(cached["results"], sql["results"])
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 
 import pytest
@@ -11,6 +12,8 @@ from onetool_code.settings import OneToolHost
 
 
 def search(project, base_url, **kwargs):
+    """A semantic search: the mode that answers with the embeddings error (hybrid falls back instead)."""
+    kwargs.setdefault("mode", "semantic")
     return onetool_code.search(query="retry backoff", path=str(project.root), base_url=base_url, **kwargs)
 
 
@@ -49,7 +52,7 @@ def test_a_passing_server_error_is_retried_and_the_search_succeeds(sample_index,
 def test_timeout(sample_index, server):
     server.slow_seconds = 3.0
     host = OneToolHost(get_secret=lambda name: None, tool_config={"timeout": 1, "base_url": server.url("slow")})
-    answer = onetool_code.search(query="retry", path=str(sample_index.root), host=host)
+    answer = onetool_code.search(query="retry", path=str(sample_index.root), host=host, mode="semantic")
     assert answer == f"Error: The embeddings API at {server.url('slow')} did not answer within 1 s (tried 3 times)."
 
 
@@ -71,3 +74,22 @@ def test_failures_leave_the_index_untouched(sample_index, server, route):
     before = sample_index.digest()
     search(sample_index, server.url(route))
     assert sample_index.digest() == before
+
+
+@pytest.mark.parametrize(
+    ("route", "reason"),
+    [
+        ("fail401", "The embeddings API at {url} rejected the API key (401)"),
+        ("fail500", "The embeddings API at {url} answered HTTP 500: The server had an error"),
+        ("garbage", "The embeddings API at {url} sent a response that is not an embeddings list"),
+    ],
+)
+def test_hybrid_answers_by_words_when_the_api_fails(sample_index, server, route, reason, spans):
+    answer = search(sample_index, server.url(route), mode="hybrid", limit=3)
+    lines = answer.splitlines()
+    assert lines[0] == "Found 3 results for: retry backoff"
+    assert lines[1] == f"Note: answered by words only (lexical): {reason.format(url=server.url(route))}"
+    assert "1. " in lines[2]
+    assert any("hybrid fell back to lexical" in n for n in json.loads(spans[-1].getMessage())["notes"])
+    compact = search(sample_index, server.url(route), mode="hybrid", limit=3, format="compact")
+    assert compact["notice"] == lines[1].removeprefix("Note: ") and compact["count"] == 3

@@ -15,13 +15,14 @@ LEVELS = {
     "errors": 0, "hits": 0, "schema": 0,
     "spans": 1,
     "settings": 2,
-    "index": 3, "embeddings": 3, "derived": 3, "matching": 3, "ranking": 3, "definitions": 3, "source": 3, "request": 3,
-    "cache": 4, "indexer": 4,
-    "engine": 5, "report": 5,
-    "shaping": 6,
-    "formatting": 7,
-    "api": 8,
-    "cli": 9, "pack": 9, "__main__": 10, "__init__": 10,
+    "index": 3, "embeddings": 3, "derived": 3, "filtering": 3, "matching": 3, "ranking": 3, "definitions": 3, "source": 3, "request": 3,
+    "cache": 4, "indexer": 4, "lexical": 4,
+    "retrievers": 5,
+    "engine": 6, "report": 6,
+    "shaping": 7,
+    "formatting": 8,
+    "api": 9,
+    "cli": 10, "pack": 10, "__main__": 11, "__init__": 11,
 }  # fmt: skip
 
 

@@ -33,7 +33,7 @@ def parse(**overrides):
 def test_defaults():
     req = parse()
     assert (req.queries, req.limit, req.offset, req.mode, req.content, req.format, req.max_bytes) == (
-        ("find config",), 10, 0, "semantic", "auto", "text", 5000,
+        ("find config",), 10, 0, "hybrid", "auto", "text", 5000,
     )  # fmt: skip
 
 

@@ -189,11 +189,22 @@ def test_no_results_is_not_an_error(sample_index):
 
 
 def test_missing_key_message(sample_index):
-    answer = onetool_code.search(query=QUERY, path=str(sample_index.root))
+    answer = onetool_code.search(query=QUERY, path=str(sample_index.root), mode="semantic")
     assert answer.startswith(
         "Error: OPENAI_API_KEY not configured in secrets.yaml (required for code search embeddings)."
     )
     assert 'mode="lexical"' in answer
+
+
+def test_hybrid_without_a_key_answers_by_words_and_says_why(sample_index, server):
+    before = len(server.requests)
+    answer = onetool_code.search(query="load_config", path=str(sample_index.root), limit=2)
+    assert answer.splitlines()[:3] == [
+        "Found 2 results for: load_config",
+        "Note: answered by words only (lexical): no API key for the embeddings (OPENAI_API_KEY)",
+        "1. src/bookshelf/config.py:136-141  function load_config  (python, 1.00)",
+    ]
+    assert len(server.requests) == before
 
 
 def test_json_errors_are_objects(sample_index):
@@ -296,7 +307,7 @@ def test_index_with_only_other_model_vectors_lists_them(tmp_path, server):
     db = tmp_path / ".chunkhound" / "db" / "chunks.db"
     make_index(db, 3072, "openai", "text-embedding-3-large", ["def a(): pass", "def b(): pass"])
     before = db.read_bytes()
-    answer = onetool_code.search(query=QUERY, path=str(tmp_path), base_url=server.base_url)
+    answer = onetool_code.search(query=QUERY, path=str(tmp_path), base_url=server.base_url, mode="semantic")
     assert answer == (
         "Error: The index holds no vectors for openai/text-embedding-3-small. It holds: "
         "openai/text-embedding-3-large, 3072 dims (2 chunks). Search with that model (model=..., provider=..., "
@@ -322,8 +333,20 @@ def test_model_from_chunkhound_json_is_used(tmp_path, server):
 def test_index_without_embeddings(tmp_path):
     db = tmp_path / ".chunkhound" / "db" / "chunks.db"
     make_index(db, 1536, "openai", "text-embedding-3-small", [])
-    answer = onetool_code.search(query=QUERY, path=str(tmp_path), base_url="http://127.0.0.1:9/v1")
+    answer = onetool_code.search(query=QUERY, path=str(tmp_path), base_url="http://127.0.0.1:9/v1", mode="semantic")
     assert answer.startswith(f"Error: The index {db} holds no embeddings at all")
+
+
+def test_an_index_without_vectors_still_answers_a_default_search(sample_index, tmp_path):
+    root = tmp_path / "project"
+    shutil.copytree(sample_index.root, root, ignore=shutil.ignore_patterns(".chunkhound"))
+    conftest.build_index(root, None, embeddings=False)
+    answer = onetool_code.search(query="load config", path=str(root), limit=1, content="never")
+    assert answer.splitlines()[:3] == [
+        "Found 1 result for: load config",
+        "Note: answered by words only (lexical): the index holds no vectors for openai/text-embedding-3-small",
+        "1. src/bookshelf/config.py:136-141  function load_config  (python, 1.00)",
+    ]
 
 
 def _hold_write_lock(db):
@@ -394,7 +417,7 @@ def test_a_project_path_with_quotes_and_spaces(sample_index, tmp_path):
 def test_a_bug_in_our_sql_is_an_internal_error_not_a_damaged_index(sample_index, monkeypatch, spans):
     """Binder, parser and catalog errors come from our own SQL: they must not read as the user's broken file."""
     monkeypatch.setattr(schema, "LANGUAGE_COUNTS_SQL", "SELECT no_such_column FROM files")
-    answer = search(sample_index, query=QUERY, mode="lexical")
+    answer = search(sample_index, query=QUERY, mode="regex")
     assert answer.startswith("Error: internal error (BinderException): ")
     assert "Cannot read the index" not in answer and "not a readable" not in answer
     assert '"traceback"' in spans[-1].getMessage()

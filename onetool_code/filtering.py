@@ -1,0 +1,55 @@
+"""The search filters evaluated in memory, over per-chunk attributes, exactly as ``schema.filter_sql`` words them.
+
+Derived state (the vector cache, the lexical index) answers without SQL, so it must keep the same rows the SQL
+would: language and chunk type by equality, include and exclude as substrings of DuckDB's own ``lower(path)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from onetool_code.schema import Filters
+
+
+@dataclass(frozen=True, eq=False)
+class Attributes:
+    """Per chunk (entry ``i`` of every array): its file and type; per file: its path and language.
+
+    Files are numbered in DuckDB's ``ORDER BY path``, so a file's number is also its rank in the path tie-break.
+    """
+
+    file_codes: np.ndarray  # int32, index into the per-file tuples
+    type_codes: np.ndarray  # int32, index into type_names
+    paths: tuple[str, ...]
+    lower_paths: tuple[str, ...]  # DuckDB's lower(path), as the SQL filters compare it
+    languages: tuple[str | None, ...]
+    type_names: tuple[str, ...]
+
+    def rows(self, filters: Filters) -> np.ndarray | None:
+        """The rows the filters keep (None: all)."""
+        if not (filters.languages or filters.chunk_types or filters.include or filters.exclude):
+            return None
+        keep_file = np.ones(len(self.paths), dtype=bool)
+        if filters.languages:
+            keep_file &= _each(self.languages, lambda lang: lang in filters.languages)
+        if filters.include:
+            keep_file &= _each(self.lower_paths, lambda p: any(n in p for n in filters.include))
+        if filters.exclude:
+            keep_file &= _each(self.lower_paths, lambda p: not any(n in p for n in filters.exclude))
+        keep = keep_file[self.file_codes]
+        if filters.chunk_types:
+            keep &= _each(self.type_names, lambda t: t in filters.chunk_types)[self.type_codes]
+        return np.flatnonzero(keep)
+
+    @property
+    def nbytes(self) -> int:
+        strings = (*self.paths, *self.lower_paths, *self.type_names, *(x for x in self.languages if x))
+        return self.file_codes.nbytes + self.type_codes.nbytes + sum(len(s) + 49 for s in strings)
+
+
+def _each(values: Sequence[Any], test: Callable[[Any], bool]) -> np.ndarray:
+    return np.fromiter((test(v) for v in values), bool, len(values))
