@@ -202,7 +202,7 @@ def test_hybrid_without_a_key_answers_by_words_and_says_why(sample_index, server
     assert answer.splitlines()[:3] == [
         "Found 2 results for: load_config",
         "Note: answered by words only (lexical): no API key for the embeddings (OPENAI_API_KEY)",
-        "1. src/bookshelf/config.py:136-141  function load_config  (python, 1.00)",
+        "1. src/bookshelf/config.py:136-141  function load_config  (python, 2.00)",  # first, and named: x2
     ]
     assert len(server.requests) == before
 
