@@ -75,8 +75,8 @@ def run(settings: Settings, request: Request) -> Ranked:
                 lists = words
             else:  # hybrid, or what is left of it without vectors: the priors still put definitions first
                 meanings = semantic.rank(con, request, deep) if semantic else [[] for _ in words]
-                lists = [
-                    ranking.hybrid(m, w, query, request.filters)
+                lists = [  # each as deep as the other modes' lists, so a batch fuses the best of each query
+                    ranking.hybrid(m, w, query, request.filters)[:depth]
                     for m, w, query in zip(meanings, words, request.queries, strict=True)
                 ]
     return _finish(request, lists, notice)

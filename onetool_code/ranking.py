@@ -23,8 +23,8 @@ HYBRID_K = 60  # reciprocal-rank constant of the semantic+lexical fusion
 SEMANTIC_WEIGHT = 1.0
 LEXICAL_WEIGHT = 1.0
 NOT_DEFINING = 0.5  # a chunk that defines nothing (a variable, an import, a comment, a block)
-TESTS = 0.5  # a test file, unless the query or the filters ask for tests
-DOCS = 0.5  # documentation, examples, changelogs, unless asked for
+TESTS = 0.5  # a test file; or, when the query or the filters ask for tests, any other file
+DOCS = 0.5  # documentation, examples, changelogs; or, when they are asked for, anything else
 SHORT = 0.5  # a chunk of one or two lines
 NAMED = 2.0  # the chunk's symbol is a name the query spells out
 FILE_NAMED = 1.3  # the file's name is a name the query spells out
@@ -111,9 +111,10 @@ def prior(hit: Hit, wants: _Wants) -> float:
     if hit.chunk_type not in DEFINING_TYPES:
         factor *= NOT_DEFINING
     path = hit.file_path
-    if not wants.tests and _TEST_PATH.search(path.lower()):
+    # What is asked for swaps places with the rest: "tests for save_record" wants the tests before the source.
+    if wants.tests != bool(_TEST_PATH.search(path.lower())):
         factor *= TESTS
-    if not wants.docs and (hit.language in _DOC_LANGUAGES or _DOC_PATH.search(path)):
+    if wants.docs != bool(hit.language in _DOC_LANGUAGES or _DOC_PATH.search(path)):
         factor *= DOCS
     if hit.end_line - hit.start_line < 2:
         factor *= SHORT

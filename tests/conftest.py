@@ -46,6 +46,7 @@ def clean_env(monkeypatch, tmp_path_factory):
         if name.startswith(("CHUNKHOUND_", "ONETOOL_CODE_")) or name in {"OPENAI_API_KEY", "OT_CWD"}:
             monkeypatch.delenv(name)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg")))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
 
 
 class _Records(logging.Handler):

@@ -78,15 +78,30 @@ def test_our_answer_over_chunkhounds_index_is_well_formed(chunkhound_project):
     assert "Error" not in onetool_code.status(path=str(chunkhound_project.root))
 
 
+@pytest.mark.parametrize("pattern", [r"def \w+_config", r"class \w+(Service|Store)", "RateLimiter"])
+def test_regex_mode_matches_chunkhounds_regex_search(chunkhound, chunkhound_project, pattern):
+    theirs = chunkhound.search(chunkhound_project.root, pattern, regex=True, page_size=20)
+    mine = ranked(chunkhound_project.root, None, pattern, mode="regex", limit=20).hits
+    assert mine and len(mine) == len(theirs)
+    # ChunkHound orders regex hits by path and start line too; its ties (one range, two chunks) are unordered.
+    assert sorted((h.file_path, h.start_line, h.end_line) for h in mine) == sorted(
+        (h.path, h.start_line, h.end_line) for h in theirs
+    )
+
+
 def test_a_reader_never_blocks_the_next_chunkhound_index(chunkhound, chunkhound_project):
-    onetool_code.search(query="cache eviction", path=str(chunkhound_project.root), base_url=chunkhound_project.base_url)
-    onetool_code.status(path=str(chunkhound_project.root))
+    root = str(chunkhound_project.root)
+    for mode in ("hybrid", "lexical"):  # the lexical index of this state of the file is built now
+        onetool_code.search(query="cache eviction", path=root, base_url=chunkhound_project.base_url, mode=mode)
+    onetool_code.status(path=root)
     (chunkhound_project.root / "src" / "bookshelf" / "new_module.py").write_text(
         "def freshly_added():\n    return 42\n"
     )
     chunkhound.index(chunkhound_project.root, chunkhound_project.base_url)  # raises if the index was locked
-    found = onetool_code.search(query="freshly_added", path=str(chunkhound_project.root), mode="lexical", format="json")
-    assert found[0]["file_path"] == "src/bookshelf/new_module.py"
+    found = onetool_code.search(query="freshly_added", path=root, mode="lexical", format="json")
+    assert found["results"][0]["file_path"] == "src/bookshelf/new_module.py"  # the lexical index was rebuilt
+    found = onetool_code.search(query="freshly_added", path=root, base_url=chunkhound_project.base_url, format="json")
+    assert found["results"][0]["file_path"] == "src/bookshelf/new_module.py"
 
 
 def test_a_chunkhound_writer_gives_our_clear_error(chunkhound, chunkhound_project):
