@@ -319,18 +319,22 @@ def run_mode(
     outcomes = []
     for i, q in enumerate(queries):
         started = time.perf_counter()
+        # A failed call is reported per query and counts as a miss (ranks) or is left out (bytes): one broken
+        # query must not hide the others' numbers.
         try:
             answer = search(query=q.query, mode=mode, format="json", limit=TOP, **common)
             outcome = evaluate(q, results_of(answer))
-            text = search(query=q.query, mode=mode, format="text", **common)
-            outcome.text_bytes = len(str(text).encode("utf-8"))
         except BadInputError as exc:
             if i == 0 and "mode" in str(exc):
                 return None, str(exc)
             outcome = Outcome(query=q, error=f"{type(exc).__name__}: {exc}")
         except (OneToolCodeError, TypeError, KeyError, ValueError) as exc:
-            # Reported per query and counted as a miss: one broken query must not hide the others' numbers.
             outcome = Outcome(query=q, error=f"{type(exc).__name__}: {exc}")
+        try:
+            text = search(query=q.query, mode=mode, format="text", **common)
+            outcome.text_bytes = len(str(text).encode("utf-8"))
+        except OneToolCodeError as exc:
+            outcome.error = outcome.error or f"text answer: {type(exc).__name__}: {exc}"
         outcome.seconds = time.perf_counter() - started
         outcomes.append(outcome)
     return outcomes, None
