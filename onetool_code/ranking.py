@@ -50,6 +50,7 @@ _TEST_WORDS = frozenset({"test", "tests", "testing", "spec", "specs", "fixture",
 _DOC_WORDS = frozenset({"doc", "docs", "documentation", "readme", "example", "examples", "changelog", "guide"})
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _PART_SUFFIX = re.compile(r"(?:_part\d+)+$")
+_COMMENT = ("#", "//", "/*", "*", "@", '"' * 3, "'" * 3)  # comment, docstring and decorator lines
 
 
 def hybrid(semantic: Sequence[Hit], lexical: Sequence[Hit], query: str, filters: Filters) -> list[Hit]:
@@ -73,36 +74,67 @@ def hybrid(semantic: Sequence[Hit], lexical: Sequence[Hit], query: str, filters:
 
 
 class _Wants:
-    """What the query and the filters ask for: tests, docs, and the names they spell out."""
+    """What the query and the filters ask for: tests, docs, the names they spell out, and the qualifiers of
+    dotted names (``Layer`` in ``Layer.prototype.match``: a file or class to look in, not the thing itself)."""
 
-    def __init__(self, tests: bool, docs: bool, names: frozenset[str]) -> None:
-        self.tests, self.docs, self.names = tests, docs, names
+    def __init__(self, tests: bool, docs: bool, names: frozenset[str], qualifiers: frozenset[str]) -> None:
+        self.tests, self.docs, self.names, self.qualifiers = tests, docs, names, qualifiers
+        self.definition = _definition_of(names) if names else None
 
     @classmethod
     def of(cls, query: str, filters: Filters) -> _Wants:
         words = {w.lower() for w in re.findall(r"[A-Za-z]+", query)}
         needles = " ".join((*filters.include, *filters.languages))
+        names, qualifiers = names_in(query)
         return cls(
             tests=bool(words & _TEST_WORDS) or "test" in needles or "spec" in needles,
             docs=bool(words & _DOC_WORDS) or "doc" in needles or "markdown" in needles or ".md" in needles,
-            names=names_in(query),
+            names=names,
+            qualifiers=qualifiers,
         )
 
 
-def names_in(query: str) -> frozenset[str]:
-    """The names a query spells out, lowercased: an identifier only an engineer would write (``load_config``,
-    ``parseOptions``, a dotted ``Segment.split_lines``, a capitalised word past the first), or the whole query
-    when it is one bare word. A plain word ("client") is not one, so "client timeout" boosts no symbol."""
+def names_in(query: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The names a query spells out and the qualifiers before them, lowercased.
+
+    A name is an identifier only an engineer would write (``load_config``, ``parseOptions``, the last part of
+    a dotted ``Segment.split_lines``, a capitalised word past the first), or the whole query when it is one
+    bare word. A plain word ("client") is not one, so "client timeout" boosts no symbol.
+    """
     found = [m.group() for m in _IDENTIFIER.finditer(query)]
     whole = len(found) == 1 and found[0] == query.strip()
-    names = set()
+    names, qualifiers = set(), set()
     for position, identifier in enumerate(found):
-        parts = identifier.split(".")
-        for part in parts:
-            written_as_code = "_" in part or any(c.isupper() for c in part[1:])
-            if whole or len(parts) > 1 or written_as_code or (part[:1].isupper() and position > 0):
-                names.add(part.lower())
-    return frozenset(names)
+        *before, last = identifier.split(".")
+        written_as_code = "_" in last or any(c.isupper() for c in last[1:])
+        if whole or before or written_as_code or (last[:1].isupper() and position > 0):
+            names.add(last.lower())
+            qualifiers.update(p.lower() for p in before if p.lower() != "prototype")
+    return frozenset(names), frozenset(qualifiers)
+
+
+def _definition_of(names: frozenset[str]) -> re.Pattern[str]:
+    """A line that defines one of ``names``: ``def name``, ``function name``, ``class Name``, ``name(...) {``
+    (a method), ``x.name = function`` or ``name: function`` (assigned), in any of our languages."""
+    alternatives = "|".join(re.escape(n) for n in sorted(names))
+    return re.compile(
+        rf"\b(?:def|function\*?|class|interface|type|struct|enum|trait|fn|func|const|let|var|module|record)\s+"
+        rf"(?:\([^)]*\)\s*)?(?:{alternatives})\b|"
+        rf"^\s*(?:(?:export|default|async|static|public|private|protected|override|get|set|pub)\s+)*"
+        rf"(?:{alternatives})\s*(?:<[^>]*>)?\([^)]*\)?\s*[:{{]|"
+        rf"^\s*[\w.]*\b(?:{alternatives})\s*(?:=|:)\s*(?:async\s+)?(?:function\b|\()",
+        re.IGNORECASE,
+    )
+
+
+def _defines(hit: Hit, wants: _Wants) -> bool:
+    """The chunk defines a name the query spells out: by its symbol, or, since ChunkHound names many
+    definitions synthetically (``definition_line_72``), by one of its first code lines."""
+    if _PART_SUFFIX.sub("", hit.symbol).lower() in wants.names:
+        return True
+    assert wants.definition is not None
+    head = [line for line in hit.code.split("\n")[:6] if line.strip() and not line.lstrip().startswith(_COMMENT)]
+    return any(wants.definition.search(line) for line in head[:3])
 
 
 def prior(hit: Hit, wants: _Wants) -> float:
@@ -118,13 +150,11 @@ def prior(hit: Hit, wants: _Wants) -> float:
         factor *= DOCS
     if hit.end_line - hit.start_line < 2:
         factor *= SHORT
-    if wants.names:
-        symbol = _PART_SUFFIX.sub("", hit.symbol).lower()
-        if symbol and symbol in wants.names:
-            factor *= NAMED
-        stem = PurePosixPath(path).name.split(".")[0].replace("-", "").replace("_", "").lower()
-        if stem and stem in {n.replace("_", "") for n in wants.names}:
-            factor *= FILE_NAMED
+    if wants.names and _defines(hit, wants):
+        factor *= NAMED
+    stem = PurePosixPath(path).name.split(".")[0].replace("-", "").replace("_", "").lower()
+    if stem and stem in {n.replace("_", "") for n in wants.names | wants.qualifiers}:
+        factor *= FILE_NAMED
     return factor
 
 

@@ -110,17 +110,38 @@ def test_fusion_is_deterministic_and_ties_fall_back_to_path_then_line():
 
 
 @pytest.mark.parametrize(
-    ("query", "names"),
+    ("query", "names", "qualifiers"),
     [
-        ("Segment.split_and_crop_lines", {"segment", "split_and_crop_lines"}),
-        ("parseOptions", {"parseoptions"}),
-        ("retry", {"retry"}),
-        ("how does the Client pick a timeout", {"client"}),
-        ("Where are tokens validated", set()),
+        ("Segment.split_and_crop_lines", {"split_and_crop_lines"}, {"segment"}),
+        ("Layer.prototype.match", {"match"}, {"layer"}),
+        ("parseOptions", {"parseoptions"}, set()),
+        ("retry", {"retry"}, set()),
+        ("how does the Client pick a timeout", {"client"}, set()),
+        ("Where are tokens validated", set(), set()),
     ],
 )
-def test_the_names_a_query_spells_out(query, names):
-    assert ranking.names_in(query) == names
+def test_the_names_a_query_spells_out(query, names, qualifiers):
+    assert ranking.names_in(query) == (names, qualifiers)
+
+
+@pytest.mark.parametrize(
+    ("first_line", "defines"),
+    [
+        ("export function shallowCopy(base: any, strict: StrictMode) {", True),
+        ("def shallow_copy(base):", False),
+        ("  shallowCopy(base, strict) {", True),
+        ("exports.shallowCopy = function (base) {", True),
+        ("Layer.prototype.shallowCopy = function shallowCopy(path) {", True),
+        ("  shallowCopy: function (base) {", True),
+        ("const copy = shallowCopy(base)", False),
+        ("  return shallowCopy(base, true)", False),
+        ("class ShallowCopy {", True),
+    ],
+)
+def test_a_definition_is_recognised_by_its_first_line_when_the_symbol_is_synthetic(first_line, defines):
+    chunk = Hit(1, "src/a.ts", "typescript", "function", "definition_line_7", first_line + "\n  body\n}", 7, 9, 0.5)
+    wants = ranking._Wants.of("shallowCopy", Filters())
+    assert (ranking.prior(chunk, wants) == ranking.NAMED) is defines
 
 
 def test_regex_mode(sample_index):
