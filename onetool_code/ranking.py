@@ -19,15 +19,15 @@ RRF_K = 60
 
 # -- The hybrid ranking: weights chosen on bench/relevance.py (see bench/README.md for the measurements) --------
 
-HYBRID_K = 60  # reciprocal-rank constant of the semantic+lexical fusion
+HYBRID_K = 10  # reciprocal-rank constant of the fusion: small, so a list's first hits count for more
 SEMANTIC_WEIGHT = 1.0
 LEXICAL_WEIGHT = 1.0
-NOT_DEFINING = 0.5  # a chunk that defines nothing (a variable, an import, a comment, a block)
+NOT_DEFINING = 0.8  # a chunk that defines nothing (a variable, an import, a comment, a block)
 TESTS = 0.5  # a test file; or, when the query or the filters ask for tests, any other file
 DOCS = 0.5  # documentation, examples, changelogs; or, when they are asked for, anything else
-SHORT = 0.5  # a chunk of one or two lines
-NAMED = 2.0  # the chunk's symbol is a name the query spells out
-FILE_NAMED = 1.3  # the file's name is a name the query spells out
+SHORT = 0.7  # a chunk of one or two lines
+NAMED = 3.0  # the chunk's symbol is a name the query spells out
+FILE_NAMED = 1.5  # the file's name is a name the query spells out
 
 DEFINING_TYPES = frozenset(
     {
