@@ -16,7 +16,7 @@ import pytest
 from openai_server import vector_for
 
 import onetool_code
-from onetool_code import schema
+from onetool_code import ranking, schema
 
 QUERY = "retry with exponential backoff"
 
@@ -202,7 +202,7 @@ def test_hybrid_without_a_key_answers_by_words_and_says_why(sample_index, server
     assert answer.splitlines()[:3] == [
         "Found 2 results for: load_config",
         "Note: answered by words only (lexical): no API key for the embeddings (OPENAI_API_KEY)",
-        "1. src/bookshelf/config.py:136-141  function load_config  (python, 2.00)",  # first, and named: x2
+        f"1. src/bookshelf/config.py:136-141  function load_config  (python, {ranking.NAMED:.2f})",  # first, named
     ]
     assert len(server.requests) == before
 
