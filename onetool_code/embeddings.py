@@ -1,12 +1,19 @@
 """One batched embeddings request through the official ``openai`` client; its errors become ours.
 
-Every query text of a call goes in a single request (``search_batch`` included). The client retries 429 and
-5xx answers itself, at most ``MAX_RETRIES`` times with its own backoff.
+Every query text of a call goes in a single request (``search_batch`` included). ``timeout`` is the budget of
+the whole request, retries included: 429, 5xx and connection failures are retried at most ``MAX_RETRIES``
+times while time is left, so a server that accepts and never answers costs the timeout, not three of them.
+A client is built once per (base URL, key) and process: building one costs ~40 ms (an SSL context), more
+than a warm search.
 """
 
 from __future__ import annotations
 
+import hashlib
+import threading
+import time
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -28,64 +35,65 @@ def embed(texts: Sequence[str], settings: Settings, *, batch_size: int | None = 
 
     One request for everything unless ``batch_size`` is given (the indexer's bulk loads).
     """
-    import openai
-
     key, key_source = config.api_key(settings)
     if key is None and settings.base_url is None:
         raise MissingKeyError(MISSING_KEY)
-    client = openai.OpenAI(
-        api_key=str(key) if key else _PLACEHOLDER_KEY,
-        base_url=settings.base_url,
-        timeout=settings.timeout,
-        max_retries=MAX_RETRIES,
-    )
+    client = _client(settings.base_url, str(key) if key else _PLACEHOLDER_KEY)
     step = batch_size or max(len(texts), 1)
     rows: list[np.ndarray] = []
-    try:
-        for start in range(0, len(texts), step):
-            rows.extend(_request(client, list(texts[start : start + step]), settings, key_source))
-    finally:
-        client.close()
+    for start in range(0, len(texts), step):
+        rows.extend(_request(client, list(texts[start : start + step]), settings, key_source))
     return np.vstack(rows) if rows else np.zeros((0, 0), dtype=np.float32)
 
 
-def _request(client: object, texts: list[str], settings: Settings, key_source: str) -> list[np.ndarray]:
+_clients: dict[tuple[str | None, str], Any] = {}
+_clients_lock = threading.Lock()
+BACKOFF_SECONDS = (0.5, 1.0)  # before the first and the second retry
+
+
+def _client(base_url: str | None, key: str) -> Any:
+    """The process's client for this server and key (the key is kept by its hash, not as a dict key)."""
+    import openai
+
+    slot = (base_url, hashlib.sha256(key.encode()).hexdigest())
+    with _clients_lock:
+        client = _clients.get(slot)
+        if client is None:
+            client = _clients[slot] = openai.OpenAI(api_key=key, base_url=base_url, max_retries=0)
+        return client
+
+
+def _request(client: Any, texts: list[str], settings: Settings, key_source: str) -> list[np.ndarray]:
     import openai
 
     where = settings.base_url or "api.openai.com"
-    try:
-        response = client.embeddings.create(model=settings.model, input=texts)  # type: ignore[attr-defined]
-    except openai.AuthenticationError as exc:
-        if settings.base_url_from_project and key_source == "none":
+    deadline = time.monotonic() + settings.timeout
+    attempts = 0
+    while True:
+        attempts += 1
+        try:
+            response = client.embeddings.create(
+                model=settings.model, input=texts, timeout=max(deadline - time.monotonic(), 0.001)
+            )
+            break
+        except openai.APITimeoutError as exc:
+            tried = f"tried {attempts} time{'s' if attempts > 1 else ''}"
             raise EmbeddingError(
-                f"The embeddings API at {where} wants an API key (401). That server is named only by the "
-                f"project's {PROJECT_CONFIG}, so your own {KEY_NAME} is not sent to it (a repository must not "
-                "be able to collect keys). If you trust it, name it in your own settings (base_url=..., "
-                '--base-url, tools.code.base_url or CHUNKHOUND_EMBEDDING__BASE_URL). mode="lexical" searches '
-                "without a key."
+                f"The embeddings API at {where} did not answer within {settings.timeout:g} s ({tried})."
             ) from exc
-        raise EmbeddingError(
-            f"The embeddings API at {where} rejected the API key (401). Check {KEY_NAME} ({key_source})."
-        ) from exc
-    except openai.RateLimitError as exc:
-        raise EmbeddingError(
-            f"The embeddings API at {where} is rate limiting requests (429), still after {MAX_RETRIES} retries. "
-            "Wait and try again."
-        ) from exc
-    except openai.APITimeoutError as exc:
-        raise EmbeddingError(
-            f"The embeddings API at {where} did not answer within {settings.timeout:g} s (tried {MAX_RETRIES + 1} times)."
-        ) from exc
-    except openai.APIConnectionError as exc:
-        raise EmbeddingError(f"Cannot reach the embeddings API at {where}: {exc.__cause__ or exc}") from exc
-    except openai.NotFoundError as exc:
-        raise EmbeddingError(f"The embeddings API at {where} does not know model {settings.model!r} (404).") from exc
-    except openai.APIStatusError as exc:
-        raise EmbeddingError(f"The embeddings API at {where} answered HTTP {exc.status_code}: {_message(exc)}") from exc
-    except (openai.APIResponseValidationError, AttributeError, TypeError, ValueError) as exc:
-        # A 200 whose body is not an embeddings list (an HTML error page from a proxy, say) fails inside the
-        # client's own parsing with whatever error that happens to raise.
-        raise EmbeddingError(f"The embeddings API at {where} sent a response that is not an embeddings list.") from exc
+        except (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError) as exc:
+            wait = BACKOFF_SECONDS[attempts - 1] if attempts <= MAX_RETRIES else None
+            if wait is None or time.monotonic() + wait >= deadline:
+                raise _failure(exc, where, settings, key_source, attempts) from exc
+            time.sleep(wait)
+        except openai.OpenAIError as exc:
+            raise _failure(exc, where, settings, key_source, attempts) from exc
+        except (AttributeError, TypeError, ValueError) as exc:
+            # A 200 whose body is not an embeddings list (an HTML error page from a proxy, say) fails inside the
+            # client's own parsing with whatever error that happens to raise.
+            raise EmbeddingError(
+                f"The embeddings API at {where} sent a response that is not an embeddings list."
+            ) from exc
     data = getattr(response, "data", None)
     if not isinstance(data, list) or len(data) != len(texts):
         raise EmbeddingError(f"The embeddings API at {where} sent a response that is not an embeddings list.")
@@ -94,6 +102,36 @@ def _request(client: object, texts: list[str], settings: Settings, key_source: s
         return [np.asarray(item.embedding, dtype=np.float32) for item in ordered]
     except (AttributeError, TypeError, ValueError) as exc:
         raise EmbeddingError(f"The embeddings API at {where} sent a response that is not an embeddings list.") from exc
+
+
+def _failure(exc: Exception, where: str, settings: Settings, key_source: str, attempts: int) -> EmbeddingError:
+    """Our message for a failed request: what happened and what to do."""
+    import openai
+
+    if isinstance(exc, openai.AuthenticationError):
+        if settings.base_url_from_project and key_source == "none":
+            return EmbeddingError(
+                f"The embeddings API at {where} wants an API key (401). That server is named only by the "
+                f"project's {PROJECT_CONFIG}, so your own {KEY_NAME} is not sent to it (a repository must not "
+                "be able to collect keys). If you trust it, name it in your own settings (base_url=..., "
+                '--base-url, tools.code.base_url or CHUNKHOUND_EMBEDDING__BASE_URL). mode="lexical" searches '
+                "without a key."
+            )
+        return EmbeddingError(
+            f"The embeddings API at {where} rejected the API key (401). Check {KEY_NAME} ({key_source})."
+        )
+    retries = f"{attempts - 1} {'retry' if attempts == 2 else 'retries'}"
+    if isinstance(exc, openai.RateLimitError):
+        return EmbeddingError(
+            f"The embeddings API at {where} is rate limiting requests (429), still after {retries}. Wait and try again."
+        )
+    if isinstance(exc, openai.APIConnectionError):
+        return EmbeddingError(f"Cannot reach the embeddings API at {where}: {exc.__cause__ or exc}")
+    if isinstance(exc, openai.NotFoundError):
+        return EmbeddingError(f"The embeddings API at {where} does not know model {settings.model!r} (404).")
+    if isinstance(exc, openai.APIStatusError):
+        return EmbeddingError(f"The embeddings API at {where} answered HTTP {exc.status_code}: {_message(exc)}")
+    return EmbeddingError(f"The embeddings API at {where} sent a response that is not an embeddings list.")
 
 
 def _message(exc: Exception) -> str:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 
 import pytest
 
 import onetool_code
+from onetool_code import embeddings
 from onetool_code.settings import OneToolHost
 
 
@@ -53,7 +55,31 @@ def test_timeout(sample_index, server):
     server.slow_seconds = 3.0
     host = OneToolHost(get_secret=lambda name: None, tool_config={"timeout": 1, "base_url": server.url("slow")})
     answer = onetool_code.search(query="retry", path=str(sample_index.root), host=host, mode="semantic")
-    assert answer == f"Error: The embeddings API at {server.url('slow')} did not answer within 1 s (tried 3 times)."
+    assert answer == f"Error: The embeddings API at {server.url('slow')} did not answer within 1 s (tried 1 time)."
+
+
+def test_a_hung_server_costs_the_timeout_not_three_of_them(sample_index, server):
+    """The timeout is the budget of the whole request, retries included."""
+    server.slow_seconds = 20.0  # accepts the connection, answers far too late
+    host = OneToolHost(get_secret=lambda name: None, tool_config={"timeout": 2, "base_url": server.url("slow")})
+    started = time.perf_counter()
+    answer = onetool_code.search(query="retry", path=str(sample_index.root), host=host, mode="semantic")
+    elapsed = time.perf_counter() - started
+    assert answer.startswith(f"Error: The embeddings API at {server.url('slow')} did not answer within 2 s")
+    assert elapsed < 2 + 3
+    server.slow_seconds = 3.0
+
+
+def test_one_client_per_server_and_key(sample_index, server, monkeypatch):
+    embeddings._clients.clear()
+    for _ in range(3):
+        search(sample_index, server.base_url)
+    assert len(embeddings._clients) == 1
+    monkeypatch.setenv("CHUNKHOUND_EMBEDDING__API_KEY", "sk-another-key")
+    search(sample_index, server.base_url)
+    search(sample_index, server.url("flaky500"))
+    assert len(embeddings._clients) == 3
+    assert all("sk-another-key" not in str(slot) for slot in embeddings._clients)
 
 
 def test_unreachable_server(sample_index):
@@ -93,3 +119,12 @@ def test_hybrid_answers_by_words_when_the_api_fails(sample_index, server, route,
     assert any("hybrid fell back to lexical" in n for n in json.loads(spans[-1].getMessage())["notes"])
     compact = search(sample_index, server.url(route), mode="hybrid", limit=3, format="compact")
     assert compact["notice"] == lines[1].removeprefix("Note: ") and compact["count"] == 3
+
+
+def test_hybrid_answers_by_words_when_the_api_times_out(sample_index, server):
+    host = OneToolHost(get_secret=lambda name: None, tool_config={"timeout": 1, "base_url": server.url("slow")})
+    answer = onetool_code.search(query="retry backoff", path=str(sample_index.root), host=host, limit=2)
+    assert answer.splitlines()[1] == (
+        f"Note: answered by words only (lexical): The embeddings API at {server.url('slow')} did not answer "
+        "within 1 s (tried 1 time)"
+    )
