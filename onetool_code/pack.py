@@ -28,7 +28,7 @@ def search(
     format: str = "text",
     max_bytes: int | None = None,
 ) -> str | list | dict:
-    """Search the project's code by meaning and get back where to look.
+    """Search the project's code by meaning and by name, and get back where to look, the defining code first.
 
     Each hit gives file:start-end, its type and name, the definitions inside it, the lines that matched
     the query's words, and the code itself when there are at most 3 hits (all of it for 1 hit, up to 150

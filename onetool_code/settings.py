@@ -137,7 +137,7 @@ def resolve(
         keys=KeyPlaces(root, Secret(str(project_key)) if project_key else None, host),
         limit=_int_setting(tool, "limit", DEFAULT_LIMIT, 1, 100),
         max_bytes=_int_setting(tool, "max_bytes", DEFAULT_MAX_BYTES, 500, 1_000_000),
-        timeout=float(_int_setting(tool, "timeout", int(DEFAULT_TIMEOUT), 1, 600)),
+        timeout=_timeout(tool, embedding),
         cache=cache if cache is not None else _bool_setting(tool, "cache", True),
     )
 
@@ -290,6 +290,19 @@ def _read_secrets(secrets_file: Path, *, explicit: bool) -> Mapping[str, Any]:
         note(f"skipped {secrets_file}: not a flat YAML mapping of NAME: value")
         return {}
     return data
+
+
+def _timeout(tool: Mapping[str, Any], embedding: Mapping[str, Any]) -> float:
+    """Seconds for one embeddings request, retries included: ``tools.code.timeout``, else ChunkHound's own
+    ``embedding.timeout`` from ``.chunkhound.json`` (the index was built with that server's pace), else 30."""
+    if tool.get("timeout") is not None:
+        return float(_int_setting(tool, "timeout", int(DEFAULT_TIMEOUT), 1, 600))
+    value = embedding.get("timeout")
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 1 <= value <= 600:
+        return float(value)
+    if value is not None:
+        note(f"ignored {PROJECT_CONFIG} embedding.timeout {value!r}: not a number of seconds from 1 to 600")
+    return DEFAULT_TIMEOUT
 
 
 def _bool_setting(tool: Mapping[str, Any], name: str, default: bool) -> bool:

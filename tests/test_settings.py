@@ -171,3 +171,13 @@ def test_pack_cache_setting_is_a_boolean(tmp_path):
         settings.resolve(path=str(tmp_path), host=host)
     host = OneToolHost(get_secret=lambda name: None, tool_config={"cache": False})
     assert settings.resolve(path=str(tmp_path), host=host).cache is False
+
+
+def test_timeout_comes_from_onetool_then_chunkhounds_config(tmp_path):
+    assert settings.resolve(path=str(tmp_path)).timeout == 30.0
+    (tmp_path / ".chunkhound.json").write_text(json.dumps({"embedding": {"timeout": 120}}))
+    assert settings.resolve(path=str(tmp_path)).timeout == 120.0
+    host = OneToolHost(get_secret=lambda name: None, tool_config={"timeout": 5})
+    assert settings.resolve(path=str(tmp_path), host=host).timeout == 5.0
+    (tmp_path / ".chunkhound.json").write_text(json.dumps({"embedding": {"timeout": "soon"}}))
+    assert settings.resolve(path=str(tmp_path)).timeout == 30.0
