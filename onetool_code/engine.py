@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from onetool_code import cache, embeddings, index, lexical, ranking, retrievers
 from onetool_code.errors import BadInputError, EmbeddingError, MissingKeyError, ModelNotInIndexError
@@ -22,6 +23,9 @@ from onetool_code.request import Request
 from onetool_code.schema import Filters
 from onetool_code.settings import Settings
 from onetool_code.spans import note
+
+if TYPE_CHECKING:
+    import duckdb
 
 # How deep each list of a hybrid search goes before fusion: deep enough that a definition ranked 60th by one
 # ranking and 5th by the other still meets itself.
@@ -43,11 +47,12 @@ class Ranked:
 
 
 def run(settings: Settings, request: Request) -> Ranked:
-    for query in request.queries if request.mode == "lexical" else ():
-        if not lexical.query_tokens(query):
-            raise BadInputError(
-                f"query {query!r} has no word of two or more letters or digits to search for in lexical mode"
-            )
+    if request.mode == "lexical":
+        for query in request.queries:
+            if not lexical.query_tokens(query):
+                raise BadInputError(
+                    f"query {query!r} has no word of two or more letters or digits to search for in lexical mode"
+                )
     semantic, notice = None, None
     if request.mode in ("semantic", "hybrid"):
         try:
@@ -57,29 +62,36 @@ def run(settings: Settings, request: Request) -> Ranked:
                 raise
             notice = f"answered by words only (lexical): {_reason(exc, settings)}"
             note(f"hybrid fell back to lexical: {exc}")
-    depth = _depth(request)
     with index.connect(settings.project_root, settings.db_path) as con:
-        if request.mode == "regex":
-            index.layout(con, settings.db_path)
-            check_languages(index.language_counts(con), request.filters)
-            lists = retrievers.regex(con, request, depth)
-        elif request.mode == "semantic":
-            assert semantic is not None
-            lists = semantic.rank(con, request, depth)
-        else:
-            words_index = retrievers.lexical_index(con, settings)
-            check_languages(words_index.language_counts, request.filters)
-            deep = depth if semantic is None else max(depth, HYBRID_DEPTH)
-            words = retrievers.lexical_ranking(con, words_index, request, deep)
-            if request.mode == "lexical":
-                lists = words
-            else:  # hybrid, or what is left of it without vectors: the priors still put definitions first
-                meanings = semantic.rank(con, request, deep) if semantic else [[] for _ in words]
-                lists = [  # each as deep as the other modes' lists, so a batch fuses the best of each query
-                    ranking.hybrid(m, w, query, request.filters)[:depth]
-                    for m, w, query in zip(meanings, words, request.queries, strict=True)
-                ]
+        lists = _rank(con, settings, request, semantic)
     return _finish(request, lists, notice)
+
+
+def _rank(
+    con: duckdb.DuckDBPyConnection, settings: Settings, request: Request, semantic: retrievers.Semantic | None
+) -> list[list[Hit]]:
+    """One ranked list per query, ``_depth`` deep, from the retrievers the mode calls for."""
+    depth = _depth(request)
+    if request.mode == "regex":
+        index.layout(con, settings.db_path)
+        check_languages(index.language_counts(con), request.filters)
+        return retrievers.regex(con, request, depth)
+    if request.mode == "semantic":
+        assert semantic is not None
+        return semantic.rank(con, request, depth)
+    words_index = retrievers.lexical_index(con, settings)
+    check_languages(words_index.language_counts, request.filters)
+    if request.mode == "lexical":
+        return retrievers.lexical_ranking(con, words_index, request, depth)
+    # Hybrid, or what is left of it without vectors: the priors still put definitions first. Each fused list is
+    # cut to the depth of the other modes' lists, so that a batch fuses the best of each query.
+    deep = max(depth, HYBRID_DEPTH)
+    words = retrievers.lexical_ranking(con, words_index, request, deep)
+    meanings = semantic.rank(con, request, deep) if semantic else [[] for _ in words]
+    return [
+        ranking.hybrid(m, w, query, request.filters)[:depth]
+        for m, w, query in zip(meanings, words, request.queries, strict=True)
+    ]
 
 
 def _embedded(settings: Settings, request: Request) -> retrievers.Semantic:
