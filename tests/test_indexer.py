@@ -15,13 +15,13 @@ from pathlib import Path
 import duckdb
 import numpy as np
 import pytest
+import xxhash
 from openai_server import serve, vector_for
 
 import onetool_code
 from onetool_code import schema, settings
 from onetool_code.errors import BadInputError, EmbeddingError, IndexLockedError, IndexUnreadableError, OneToolCodeError
 from onetool_code.indexer import IndexSummary, build_index
-from onetool_code.indexer.xxh3 import xxh3_64_hexdigest
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "fixtures" / "project"
@@ -118,7 +118,7 @@ def test_build_writes_chunkhounds_layout(demo, server):
     files = rows(db, "SELECT path, name, extension, size, content_hash, language, skip_reason FROM files ORDER BY id")
     assert files == [
         (rel, rel.rsplit("/", 1)[-1], rel.rsplit(".", 1)[-1], (demo / rel).stat().st_size,
-         xxh3_64_hexdigest((demo / rel).read_bytes()), language, None)
+         xxhash.xxh3_64_hexdigest((demo / rel).read_bytes()), language, None)
         for rel, language in (("README.md", "markdown"), ("src/app.py", "python"), ("web/util.ts", "typescript"))
     ]  # fmt: skip
     mtimes = rows(db, "SELECT path, epoch(modified_time::TIMESTAMPTZ) FROM files")
