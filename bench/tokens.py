@@ -59,7 +59,6 @@ from typing import Any
 from onetool_code import engine, index, matching, request, schema, settings, shaping
 from onetool_code.api import search
 from onetool_code.hits import Hit
-from onetool_code.source import SourceFiles
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_PROJECT = REPO / "fixtures" / "project"
@@ -396,7 +395,7 @@ def measure(q: Query, root: Path, base_url: str, rg: Ripgrep, total: int) -> Row
     ours = search(query=q.query, path=str(root), base_url=base_url)
     if not isinstance(ours, str) or ours.startswith("Error:"):
         raise SystemExit(f"Error: search({q.query!r}) failed: {ours}")
-    results = shaping.shape(ranked.hits, req, SourceFiles(root))
+    results = shaping.shape(ranked.hits, req, root)
     ranks = [i for i, r in enumerate(results, start=1) if r.file_path in q.right]
     chunkhound = render_chunkhound(ranked.hits, total, req.limit)
     old = render_old_onetool(ranked.hits, q.query)

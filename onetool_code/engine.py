@@ -66,6 +66,7 @@ def _semantic(settings: Settings, request: Request) -> Ranked:
             lists = cache.semantic(con, settings.db_path, chosen, vectors, request.filters, page, offset)
         else:
             lists = index.semantic(con, chosen, vectors, request.filters, page, offset)
+        lists = index.with_file_states(con, lists)
     return _finish(request, lists)
 
 
@@ -81,6 +82,7 @@ def _lexical(settings: Settings, request: Request) -> Ranked:
         check_languages(index.language_counts(con), request.filters)
         offset = 0 if request.batch else request.offset
         lists = [index.lexical(con, tokens, request.filters, _page_size(request), offset) for tokens in token_lists]
+        lists = index.with_file_states(con, lists)
     return _finish(request, lists)
 
 

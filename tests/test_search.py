@@ -66,7 +66,7 @@ def test_search_answers_with_locations_and_leaves_the_index_untouched(sample_ind
     requests_before = len(server.embedding_requests())
     answer = search(sample_index, query=QUERY)
     assert answer.startswith("Found ") and f"for: {QUERY}" in answer.splitlines()[0]
-    assert "src/bookshelf/retry.py:" in answer
+    assert "\nsrc/bookshelf/retry.py" in answer
     assert len(server.embedding_requests()) == requests_before + 1
     assert sample_index.digest() == before
 
