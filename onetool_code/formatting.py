@@ -21,7 +21,8 @@ from onetool_code.shaping import Result
 QUERY_ECHO_CHARS = 80
 BATCH_QUERY_ECHO_CHARS = 30
 DEFINITIONS_SHOWN = 6
-PREVIEW_LINE_CHARS = 160
+PREVIEW_LINE_CHARS = 120
+INDENT = "  "  # before a result's detail lines
 
 
 def render_error(message: str, fmt: object) -> str | dict[str, str]:
@@ -245,20 +246,20 @@ def _text_result(view: _View, i: int, request: Request, grouped: bool) -> list[s
     lines = [f"{i + 1}. {place} {what} ({extras})"]
     defined = [entry for entry in r.definitions.split(", ") if entry and entry.partition(" ")[2] != r.name]
     if defined:
-        lines.append(f"   defines: {_short_definitions(defined)}")
+        lines.append(f"{INDENT}defines: {_short_definitions(defined)}")
     previewed: set[int] = set()
     if view.content[i]:
         lines.extend(_text_code(view, i))
     elif view.preview[i]:
         for index in r.preview:
             text = _cut(r.lines[index].strip(), PREVIEW_LINE_CHARS)
-            lines.append(f"   {r.start_line + index}: {text}" if r.numbered else f"   | {text}")
+            lines.append(f"{INDENT}{r.start_line + index}: {text}" if r.numbered else f"{INDENT}| {text}")
         previewed = {r.start_line + index for index in r.preview}
     rest = [n for n in r.match_lines if n not in previewed]
     if rest:
-        lines.append(f"   matches: {_ranges(rest)}")
+        lines.append(f"{INDENT}matches: {_ranges(rest)}")
     if r.note:
-        lines.append(f"   note: {r.note}")
+        lines.append(f"{INDENT}note: {r.note}")
     return lines
 
 
@@ -268,15 +269,15 @@ def _text_code(view: _View, i: int) -> list[str]:
     code, truncated = _content_of(view, i)
     lines = []
     if r.numbered and (r.content_start, r.content_last_line) != (r.start_line, r.end_line):
-        lines.append(f"   code of lines {r.content_start}-{r.content_last_line}:")
+        lines.append(f"{INDENT}code of lines {r.content_start}-{r.content_last_line}:")
     lines.extend([f"```{r.language}", *code, "```"])
     if truncated:
         more = r.content_lines - len(code)
         if r.numbered:
             shown_end = r.content_start + len(code) - 1
-            lines.append(f"   ... {more} more lines: read {r.file_path}:{shown_end + 1}-{r.content_last_line}")
+            lines.append(f"{INDENT}... {more} more lines: read {r.file_path}:{shown_end + 1}-{r.content_last_line}")
         else:
-            lines.append(f"   ... {more} more lines of the indexed code")
+            lines.append(f"{INDENT}... {more} more lines of the indexed code")
     return lines
 
 
@@ -298,10 +299,16 @@ def _ranges(numbers: list[int]) -> str:
     return ", ".join(parts)
 
 
-def _short_definitions(names: list[str]) -> str:
-    """At most ``DEFINITIONS_SHOWN`` names in text; a test file can define dozens."""
-    shown = ", ".join(names[:DEFINITIONS_SHOWN])
-    return shown if len(names) <= DEFINITIONS_SHOWN else f"{shown} (+{len(names) - DEFINITIONS_SHOWN} more)"
+def _short_definitions(entries: list[str]) -> str:
+    """At most ``DEFINITIONS_SHOWN`` entries (a test file can define dozens), a label said once for a run of
+    entries that share it: ``class Store, method get, put``."""
+    parts, previous = [], ""
+    for entry in entries[:DEFINITIONS_SHOWN]:
+        label, _, name = entry.partition(" ")
+        parts.append(name if label == previous else entry)
+        previous = label
+    more = f" (+{len(entries) - DEFINITIONS_SHOWN} more)" if len(entries) > DEFINITIONS_SHOWN else ""
+    return ", ".join(parts) + more
 
 
 def render_status(report: StatusReport, fmt: str) -> str | dict[str, Any]:

@@ -24,6 +24,9 @@ from onetool_code.request import Request
 from onetool_code.source import SourceFiles, Unread
 
 CONTENT_LINE_CAP = 150
+# The first results shown get a 2-line preview, the others their best line: the detail goes where the agent
+# looks first (as code does, by the number of results), and the rest stay one line of code each.
+FULL_PREVIEWS = 3
 
 
 @dataclass
@@ -87,13 +90,13 @@ def shape(hits: Sequence[Hit], request: Request, project_root: Path) -> list[Res
     tokens_of = [matching.tokenize(q) for q in request.queries]
     results = _by_file([_build(group, sources) for group in merge([Placed(h, place(h, sources)) for h in hits])])
     counts = Counter(r.file_path for r in results)
-    for result in results:
+    for position, result in enumerate(results):
         result.file_result_count = counts[result.file_path]
         wanted = result.queries or tuple(range(1, len(request.queries) + 1))
         tokens = list(dict.fromkeys(t for q in wanted for t in tokens_of[q - 1]))
         if result.numbered:
             result.match_lines = matching.match_lines(result.lines, tokens, result.start_line)
-        result.preview = matching.preview(result.lines, tokens)
+        result.preview = matching.preview(result.lines, tokens, 2 if position < FULL_PREVIEWS else 1)
     _include_content(results, request, sources)
     return results
 

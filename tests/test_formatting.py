@@ -251,20 +251,37 @@ def test_text_layout(tmp_path):
         "Found 4 results for: load config",
         "src/config.py",
         "1. :10-12 function load_config (0.81)",
-        "   10: def load_config(path):",
-        "   12: return parse_config(data)",
+        "  10: def load_config(path):",
+        "  12: return parse_config(data)",
         "2. :30-34 function parse_config (0.60)",
-        "   30: def parse_config(text):",
-        "   31: config = {}",
-        "   matches: 32-34",
+        "  30: def parse_config(text):",
+        "  31: config = {}",
+        "  matches: 32-34",
         "3. src/cli.py:3 import (0.70)",
-        "   3: from config import load_config",
+        "  3: from config import load_config",
         "4. gone.py:7-8 class Loader (0.50)",
-        "   defines: method load",
-        "   | class Loader:",
-        "   | def load(self): pass",
-        "   note: deleted since indexing; showing the indexed code",
+        "  defines: method load",
+        "  | class Loader:",
+        "  note: deleted since indexing; showing the indexed code",
     ]
+
+
+def test_the_first_three_results_get_two_preview_lines_the_others_one(tmp_path):
+    code = ["def load(path):", "    return read(path)", "", "def config():", "    return load(config())"]
+    hits = on_disk(tmp_path, *(hit(f"m{i}.py", 1, code, score=1 - i / 10) for i in range(5)))
+    items = render(hits, tmp_path, query="load config", format="json")
+    assert [i["preview"] for i in items] == [
+        *["def config():\n    return load(config())"] * 3,
+        *["    return load(config())"] * 2,  # the line with the most query words
+    ]
+    assert all(i["match_lines"] == [1, 4, 5] for i in items)
+
+
+def test_definitions_say_a_shared_label_once(tmp_path):
+    code = ["class Store:", "    def get(self): pass", "    def put(self): pass", "def helper(): pass"]
+    (item,) = on_disk(tmp_path, hit("s.py", 1, code, symbol="Store", chunk_type="class"))
+    answer = render([item, *many(3)], tmp_path, query="zzz")
+    assert "  defines: method get, put, function helper" in answer.splitlines()
 
 
 def test_compact_uses_short_keys(tmp_path):
@@ -388,4 +405,4 @@ def test_text_content_header_only_when_the_code_reaches_past_the_hit(tmp_path):
     plain = render(hits, tmp_path, max_bytes=100_000)
     assert "code of lines" not in plain and "... 50 more lines: read a.py:151-200" in plain
     expanded = render(hits[:1], tmp_path, max_bytes=100_000, expand=5)
-    assert "   code of lines 1-205:" in expanded
+    assert "  code of lines 1-205:" in expanded
