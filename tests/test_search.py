@@ -12,6 +12,7 @@ import conftest
 import duckdb
 import numpy as np
 import pytest
+import xxhash
 from openai_server import vector_for
 
 import onetool_code
@@ -354,3 +355,35 @@ def test_a_project_path_with_quotes_and_spaces(sample_index, tmp_path):
     answer = onetool_code.search(query="load_config", path=str(root), mode="lexical", limit=1)
     assert answer.startswith("Found 1 result for: load_config")
     assert onetool_code.status(path=str(root)).startswith(f"Project: {root}")
+
+
+@pytest.mark.parametrize("mode", ["semantic", "lexical"])
+def test_hits_carry_their_files_row_as_indexed(sample_index, mode):
+    """What shaping compares with the file on disk: the row's size, mtime and xxh3-64 hash of the indexed bytes."""
+    hits = ranked(sample_index, QUERY, mode=mode).hits
+    assert hits
+    for hit in hits:
+        path = sample_index.root / hit.file_path
+        data = path.read_bytes()
+        assert (hit.file.size, hit.file.content_hash) == (len(data), xxhash.xxh3_64_hexdigest(data))
+        assert abs(hit.file.mtime - path.stat().st_mtime) <= 0.01
+
+
+def test_an_index_whose_files_rows_lack_size_and_hash_still_answers(tmp_path):
+    """Indexes written before ChunkHound stored ``content_hash`` (and hand-made ones) have fewer columns."""
+    db = tmp_path / "old.db"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE files (id INTEGER, path TEXT, language TEXT)")
+    con.execute(
+        "CREATE TABLE chunks (id INTEGER, file_id INTEGER, chunk_type TEXT, symbol TEXT, code TEXT, "
+        "start_line INTEGER, end_line INTEGER)"
+    )
+    con.execute("INSERT INTO files VALUES (1, 'a.py', 'python')")
+    con.execute("INSERT INTO chunks VALUES (1, 1, 'function', 'retry', 'def retry():\n    pass', 3, 4)")
+    con.close()
+    (tmp_path / "a.py").write_text("import os\n\ndef retry():\n    pass\n")
+    (item,) = onetool_code.search(query="retry", path=str(tmp_path), db="old.db", mode="lexical", format="json")
+    assert (item["start_line"], item["end_line"], item["name"], item.get("note")) == (3, 4, "retry", None)
+    (tmp_path / "a.py").write_text("import os\nimport sys\n\ndef retry():\n    pass\n")
+    (item,) = onetool_code.search(query="retry", path=str(tmp_path), db="old.db", mode="lexical", format="json")
+    assert (item["start_line"], item["note"]) == (4, "moved since indexing (indexed at 3-4)")
