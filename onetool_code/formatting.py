@@ -247,17 +247,17 @@ def _text_result(view: _View, i: int, request: Request, grouped: bool) -> list[s
     defined = [entry for entry in r.definitions.split(", ") if entry and entry.partition(" ")[2] != r.name]
     if defined:
         lines.append(f"{INDENT}defines: {_short_definitions(defined)}")
-    previewed: set[int] = set()
-    if view.content[i]:
-        lines.extend(_text_code(view, i))
-    elif view.preview[i]:
+    shown = view.preview[i] and not view.content[i]
+    if shown:
         for index in r.preview:
             text = _cut(r.lines[index].strip(), PREVIEW_LINE_CHARS)
             lines.append(f"{INDENT}{r.start_line + index}: {text}" if r.numbered else f"{INDENT}| {text}")
-        previewed = {r.start_line + index for index in r.preview}
+    previewed = {r.start_line + index for index in r.preview} if shown else set()
     rest = [n for n in r.match_lines if n not in previewed]
     if rest:
         lines.append(f"{INDENT}matches: {_ranges(rest)}")
+    if view.content[i]:
+        lines.extend(_text_code(view, i))
     if r.note:
         lines.append(f"{INDENT}note: {r.note}")
     return lines
