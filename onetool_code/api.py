@@ -13,7 +13,7 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from onetool_code import engine, formatting, report, request, settings
+from onetool_code import engine, formatting, report, request, settings, shaping
 from onetool_code.errors import OneToolCodeError
 from onetool_code.spans import span
 
@@ -105,7 +105,8 @@ def _search(
             s.add(queryCount=len(req.queries))
         ranked = engine.run(resolved, req)
         s.add(resultCount=len(ranked.hits))
-        return formatting.render_search(ranked, req, resolved.project_root)
+        results = shaping.shape(ranked.hits, req, resolved.project_root)
+        return formatting.render_search(results, req, ranked.next_offset, ranked.notice)
 
 
 def run_status(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -113,7 +114,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         logger.removeHandler(handler)
         logger.setLevel(level)
-    print(result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, indent=2))
+    try:
+        print(result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, indent=2), flush=True)
+    except BrokenPipeError:
+        # The reader stopped reading (``| head``): the rest is not wanted, and that is no error. Python would
+        # report the broken pipe again when it flushes stdout at exit, so stdout goes to /dev/null first.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 

@@ -63,7 +63,8 @@ def run(settings: Settings, request: Request) -> Ranked:
             notice = f"answered by words only (lexical): {_reason(exc, settings)}"
             note(f"hybrid fell back to lexical: {exc}")
     with index.connect(settings.project_root, settings.db_path) as con:
-        lists = _rank(con, settings, request, semantic)
+        # Each hit carries its file's row (size, mtime, hash): shaping tells from it whether the file changed.
+        lists = index.with_file_states(con, _rank(con, settings, request, semantic))
     return _finish(request, lists, notice)
 
 

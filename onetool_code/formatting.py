@@ -1,28 +1,28 @@
 """The one formatter: search results, status and errors -> ``text`` | ``json`` | ``compact``, within a byte budget.
 
-Only this module knows output field names, rounding, the byte budget and the sentences around results.
-Over budget (measured in UTF-8 bytes of the final answer; JSON as OneTool serialises it, compactly), it
-drops code first (lowest results first, the top result's last, trimming it before dropping it), then
-previews, then the lowest results, and says in a last line what was left out and how to get it.
+A pure function of what it is given: files are read and code is parsed before (``shaping``). Only this module
+knows output field names, rounding, the byte budget and the sentences around results. Over budget (measured in
+UTF-8 bytes of the final answer; JSON as OneTool serialises it, compactly), it drops code first (lowest results
+first, the top result's last, trimming it before dropping it), then previews, then the lowest results, and says
+in a last line what was left out and how to get it.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from onetool_code.cache import CacheInfo
-from onetool_code.engine import Ranked
 from onetool_code.report import StatusReport
 from onetool_code.request import Request
-from onetool_code.shaping import Result, shape
-from onetool_code.source import SourceFiles
+from onetool_code.shaping import Result
 
 QUERY_ECHO_CHARS = 80
 BATCH_QUERY_ECHO_CHARS = 30
 DEFINITIONS_SHOWN = 6
+PREVIEW_LINE_CHARS = 120
+INDENT = "  "  # before a result's detail lines
 
 
 def render_error(message: str, fmt: object) -> str | dict[str, str]:
@@ -44,20 +44,18 @@ class _View:
     notice: str | None = None  # why the answer is not what the mode promised (engine.Ranked.notice)
 
 
-def render_search(ranked: Ranked, request: Request, project_root: Path) -> str | dict[str, Any]:
-    results = shape(ranked.hits, request, SourceFiles(project_root))
+def render_search(
+    results: list[Result], request: Request, next_offset: int | None, notice: str | None = None
+) -> str | dict[str, Any]:
+    """The answer from shaped results; ``notice`` (``engine.Ranked.notice``) is said first when given."""
     if not results and request.format == "text":
-        return "\n".join((f"No results found for: {_echo(request)}", *_notice(ranked)))
+        return "\n".join((f"No results found for: {_echo(request)}", *((f"Note: {notice}",) if notice else ())))
     view = _View(results, [r.content is not None for r in results], [True] * len(results), len(results))
-    view.notice = ranked.notice
-    answer = _render(view, request, ranked.next_offset)
+    view.notice = notice
+    answer = _render(view, request, next_offset)
     if _size(answer) <= request.max_bytes:
         return answer
-    return _fit(view, request, ranked.next_offset)
-
-
-def _notice(ranked: Ranked) -> tuple[str, ...]:
-    return (f"Note: {ranked.notice}",) if ranked.notice else ()
+    return _fit(view, request, next_offset)
 
 
 def _fit(view: _View, request: Request, next_offset: int | None) -> str | dict[str, Any]:
@@ -227,6 +225,8 @@ def _item(view: _View, i: int, request: Request) -> dict[str, Any]:
 
 
 def _text(view: _View, request: Request, next_offset: int | None) -> str:
+    """Header, then the results in order; a file with several results gets its path on a line of its own, its
+    results under it (``2. :40-52 ...``), so no path is printed twice."""
     total = len(view.results)
     noun = "result" if total == 1 else "results"
     if request.batch:
@@ -235,8 +235,14 @@ def _text(view: _View, request: Request, next_offset: int | None) -> str:
         out = [f"Found {total} {noun} for: {_echo(request)}"]
     if view.notice:
         out.append(f"Note: {view.notice}")
+    path = None
     for i in range(view.shown):
-        out.extend(_text_result(view, i, request))
+        result = view.results[i]
+        grouped = result.file_result_count > 1
+        if grouped and result.file_path != path:
+            out.append(result.file_path)
+        path = result.file_path
+        out.extend(_text_result(view, i, request, grouped))
     if next_offset is not None:
         out.append(f"More results: offset={next_offset}")
     if view.left_out:
@@ -244,49 +250,80 @@ def _text(view: _View, request: Request, next_offset: int | None) -> str:
     return "\n".join(out)
 
 
-def _text_result(view: _View, i: int, request: Request) -> list[str]:
+def _text_result(view: _View, i: int, request: Request, grouped: bool) -> list[str]:
+    """``N. path:start-end type name (score)``, then what is inside: definitions when they say more than the
+    name, the preview (numbered lines, or ``|`` lines of indexed code), the other matching lines, the code."""
     r = view.results[i]
     what = " ".join(part for part in (r.chunk_type, r.name) if part)
-    extras = [r.language, f"{r.score:.2f}"]
-    if request.batch:
-        extras.append("q" + ",".join(map(str, r.queries)))
-    lines = [f"{i + 1}. {r.file_path}:{r.start_line}-{r.end_line}  {what}  ({', '.join(extras)})"]
-    if r.definitions and r.definitions != what:
-        lines.append(f"   defines: {_short_definitions(r.definitions)}")
+    extras = f"{r.score:.2f}" + (f", q{','.join(map(str, r.queries))}" if request.batch else "")
+    lines_of = f"{r.start_line}" if r.start_line == r.end_line else f"{r.start_line}-{r.end_line}"
+    place = f":{lines_of}" if grouped else f"{r.file_path}:{lines_of}"
+    lines = [f"{i + 1}. {place} {what} ({extras})"]
+    defined = [entry for entry in r.definitions.split(", ") if entry and entry.partition(" ")[2] != r.name]
+    if defined:
+        lines.append(f"{INDENT}defines: {_short_definitions(defined)}")
+    shown = view.preview[i] and not view.content[i]
+    if shown:
+        for index in r.preview:
+            text = _cut(r.lines[index].strip(), PREVIEW_LINE_CHARS)
+            lines.append(f"{INDENT}{r.start_line + index}: {text}" if r.numbered else f"{INDENT}| {text}")
+    previewed = {r.start_line + index for index in r.preview} if shown else set()
+    rest = [n for n in r.match_lines if n not in previewed]
+    if rest:
+        lines.append(f"{INDENT}matches: {_ranges(rest)}")
     if view.content[i]:
-        code, truncated = _content_of(view, i)
-        if r.match_lines:
-            lines.append(f"   matches: {', '.join(map(str, r.match_lines))}")
-        if (r.content_start, r.content_last_line) != (r.start_line, r.end_line):
-            lines.append(f"   code of lines {r.content_start}-{r.content_last_line}:")
-        lines.append(f"```{r.language}")
-        lines.extend(code)
-        lines.append("```")
-        if truncated:
-            shown_end = r.content_start + len(code) - 1
-            lines.append(
-                f"   ... {r.content_last_line - shown_end} more lines: read {r.file_path}:{shown_end + 1}-{r.content_last_line}"
-            )
-    else:
-        if view.preview[i]:
-            for index in r.preview:
-                text = r.lines[index].strip()
-                lines.append(f"   {r.start_line + index}: {text[:160]}{'...' if len(text) > 160 else ''}")
-        previewed = {r.start_line + index for index in r.preview} if view.preview[i] else set()
-        rest = [n for n in r.match_lines if n not in previewed]
-        if rest:
-            lines.append(f"   matches: {', '.join(map(str, rest))}")
+        lines.extend(_text_code(view, i))
     if r.note:
-        lines.append(f"   note: {r.note}")
+        lines.append(f"{INDENT}note: {r.note}")
     return lines
 
 
-def _short_definitions(definitions: str) -> str:
-    """At most ``DEFINITIONS_SHOWN`` names in text; a test file can define dozens."""
-    names = definitions.split(", ")
-    if len(names) <= DEFINITIONS_SHOWN:
-        return definitions
-    return ", ".join(names[:DEFINITIONS_SHOWN]) + f" (+{len(names) - DEFINITIONS_SHOWN} more)"
+def _text_code(view: _View, i: int) -> list[str]:
+    """The fenced code, with where it starts when that is not the result's range, and what was cut."""
+    r = view.results[i]
+    code, truncated = _content_of(view, i)
+    lines = []
+    if r.numbered and (r.content_start, r.content_last_line) != (r.start_line, r.end_line):
+        lines.append(f"{INDENT}code of lines {r.content_start}-{r.content_last_line}:")
+    lines.extend([f"```{r.language}", *code, "```"])
+    if truncated:
+        more = r.content_lines - len(code)
+        if r.numbered:
+            shown_end = r.content_start + len(code) - 1
+            lines.append(f"{INDENT}... {more} more lines: read {r.file_path}:{shown_end + 1}-{r.content_last_line}")
+        else:
+            lines.append(f"{INDENT}... {more} more lines of the indexed code")
+    return lines
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _ranges(numbers: list[int]) -> str:
+    """``3, 4, 5, 9`` as ``3-5, 9``: runs of consecutive line numbers are common and cost bytes."""
+    parts: list[str] = []
+    start = previous = numbers[0]
+    for n in [*numbers[1:], None]:
+        if n is not None and n == previous + 1:
+            previous = n
+            continue
+        parts.append(str(start) if start == previous else f"{start}-{previous}")
+        if n is not None:
+            start = previous = n
+    return ", ".join(parts)
+
+
+def _short_definitions(entries: list[str]) -> str:
+    """At most ``DEFINITIONS_SHOWN`` entries (a test file can define dozens), a label said once for a run of
+    entries that share it: ``class Store, method get, put``."""
+    parts, previous = [], ""
+    for entry in entries[:DEFINITIONS_SHOWN]:
+        label, _, name = entry.partition(" ")
+        parts.append(name if label == previous else entry)
+        previous = label
+    more = f" (+{len(entries) - DEFINITIONS_SHOWN} more)" if len(entries) > DEFINITIONS_SHOWN else ""
+    return ", ".join(parts) + more
 
 
 def render_status(report: StatusReport, fmt: str) -> str | dict[str, Any]:

@@ -6,11 +6,23 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
+class FileState:
+    """What the index's ``files`` row says of a file when it was indexed: ChunkHound compares these with the file
+    on disk to decide whether it changed (size and mtime first, then the xxh3-64 hash of its bytes). Each is None
+    when the row or the column lacks it (indexes written before ChunkHound added ``content_hash``)."""
+
+    size: int | None = None
+    mtime: float | None = None  # seconds since the epoch
+    content_hash: str | None = None
+
+
+@dataclass(frozen=True)
 class Hit:
     """One ranked chunk. Lines are 1-based and inclusive; ``score`` is cosine similarity or the lexical score.
 
     ``queries`` holds the 1-based numbers of the batch queries that found the hit (empty for ``search``);
-    ``rank`` is its 0-based place in the whole ranked list the page was cut from.
+    ``rank`` is its 0-based place in the whole ranked list the page was cut from; ``file`` the file's row state
+    (``index.with_file_states``), None until it is attached.
     """
 
     chunk_id: int
@@ -24,6 +36,7 @@ class Hit:
     score: float
     queries: tuple[int, ...] = ()
     rank: int = 0
+    file: FileState | None = None
 
     @property
     def key(self) -> tuple[str, int, int]:

@@ -14,13 +14,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from onetool_code import schema
 from onetool_code.errors import IndexLockedError, IndexUnreadableError, NotIndexedError
-from onetool_code.hits import Hit
+from onetool_code.hits import FileState, Hit
 
 if TYPE_CHECKING:
     import duckdb
@@ -220,6 +221,36 @@ def _hit(row: Sequence[Any], score: float | None = None) -> Hit:
         end_line=int(end or start or 1),
         score=float(value if value is not None else 0.0),
     )
+
+
+def with_file_states(con: duckdb.DuckDBPyConnection, lists: Sequence[Sequence[Hit]]) -> list[list[Hit]]:
+    """The hits with their file's row state attached (``Hit.file``), in one small query on the connection that
+    found them: shaping decides from it whether a file changed since indexing, and a second connection would
+    cost more than the whole query (about 30 ms to open)."""
+    paths = sorted({hit.file_path for hits in lists for hit in hits})
+    if not paths:
+        return [list(hits) for hits in lists]
+    cursor = con.execute(schema.FILE_STATES_SQL, [paths])
+    names = [column[0] for column in cursor.description or ()]
+    states: dict[str, FileState] = {}
+    for row in cursor.fetchall():
+        values = dict(zip(names, row, strict=True))
+        size, mtime = values.get(schema.FILE_SIZE_COLUMN), values.get(schema.FILE_MTIME_COLUMN)
+        digest = values.get(schema.FILE_HASH_COLUMN)
+        states[str(values["path"])] = FileState(
+            size=None if size is None else int(size),
+            mtime=_epoch(mtime),
+            content_hash=str(digest) if digest else None,
+        )
+    return [[replace(hit, file=states.get(hit.file_path)) for hit in hits] for hits in lists]
+
+
+def _epoch(value: object) -> float | None:
+    """``modified_time`` in seconds: ChunkHound writes ``to_timestamp(epoch)`` into a TIMESTAMP column, which
+    DuckDB hands back as a naive local datetime (the indexer's ``epoch(modified_time::TIMESTAMPTZ)`` reads the same)."""
+    if isinstance(value, datetime):
+        return value.timestamp()
+    return float(value) if isinstance(value, int | float) else None
 
 
 def hit_from_row(row: Sequence[Any], score: float) -> Hit:

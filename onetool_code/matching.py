@@ -44,20 +44,22 @@ def match_lines(lines: Sequence[str], tokens: Sequence[str], start_line: int) ->
     return found
 
 
-def preview(lines: Sequence[str], tokens: Sequence[str]) -> list[int]:
-    """Indexes (into ``lines``) of the 1-2 preview lines, in source order.
+def preview(lines: Sequence[str], tokens: Sequence[str], count: int = PREVIEW_LINES) -> list[int]:
+    """Indexes (into ``lines``) of the preview lines (``count``: 1 or 2), in source order.
 
     With lexical matches: the line with the most token hits (earliest on a tie) plus the nearest other
     matching line, else its nearest non-empty neighbour (the one below wins a tie of distance, as the spec's
     example shows: a match on line 5 of 10 previews lines 5 and 6). Without:
-    the first two non-empty lines.
+    the first non-empty lines.
     """
     non_empty = [i for i, line in enumerate(lines) if line.strip()]
     scored = [(i, _count(lines[i], tokens)) for i in non_empty] if tokens else []
     matching = [(i, n) for i, n in scored if n > 0]
     if not matching:
-        return non_empty[:PREVIEW_LINES]
+        return non_empty[:count]
     best, _ = max(matching, key=lambda item: (item[1], -item[0]))
+    if count == 1:
+        return [best]
     others = [i for i, _ in matching if i != best] or [i for i in non_empty if i != best]
     if not others:
         return [best]

@@ -189,6 +189,13 @@ def regex_sql(filters: Filters) -> tuple[str, list[object]]:
     return sql, params
 
 
+# The files rows of some paths (parameter: the paths), for deciding whether a hit's file changed since indexing.
+# ``*`` because indexes written before ChunkHound added ``content_hash`` (or with no ``size``) lack columns;
+# index.with_file_states reads what is there by name.
+FILE_STATES_SQL = "SELECT * FROM files WHERE path IN (SELECT unnest(?::TEXT[]))"
+FILE_SIZE_COLUMN = "size"
+FILE_MTIME_COLUMN = "modified_time"
+FILE_HASH_COLUMN = "content_hash"
 MODELS_SQL = "SELECT provider, model, count(*) FROM {table} GROUP BY provider, model ORDER BY provider, model"
 LANGUAGE_COUNTS_SQL = (
     "SELECT coalesce(f.language, 'unknown'), count(DISTINCT f.id), count(c.id) "

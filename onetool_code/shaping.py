@@ -1,37 +1,42 @@
-"""From ranked hits to the results an agent reads: merge, trim, name, match, and decide on content.
+"""From ranked hits to the results an agent reads: place, merge, trim, name, match, and decide on content.
 
-Order (PRODUCT.md §2): ranked and de-duplicated hits arrive; hits of one file whose line ranges overlap, nest
-or touch (a gap of at most one line) merge, because ChunkHound stores a class and the methods inside it as
-separate chunks; blank edge lines are trimmed; then content is included by the number of results left.
+Everything that reads files or parses code happens here, so that the formatter is a pure function of the
+results. Order (PRODUCT.md §2): ranked and de-duplicated hits arrive; each is placed in its file as it is now
+(``placement``); hits of one file whose line ranges overlap, nest or touch (a gap of at most one line) merge,
+because ChunkHound stores a class and the methods inside it as separate chunks; blank edge lines are trimmed;
+results of one file are put together (files in the order of their best result) so that the answer names each
+path once; then content is included by the number of results left.
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from onetool_code import matching
 from onetool_code.definitions import definitions
 from onetool_code.hits import Hit
+from onetool_code.names import display_name
+from onetool_code.placement import Placement, place
 from onetool_code.request import Request
-from onetool_code.source import SourceFiles
+from onetool_code.source import SourceFiles, Unread
 
 CONTENT_LINE_CAP = 150
-_PART_SUFFIX = re.compile(r"(?:_part\d+)+$")
-# ChunkHound's labels for chunks with no real name (measured on 6.1.0): comment_line_12, javadoc_line_9,
-# heading_3, paragraph_Query_..., code_block_sh, unordered_list_item_..., import_csv_import_json_...
-_SYNTHETIC = re.compile(
-    r"^(?:file_structure|\w*_line_\d+|heading_\d+|paragraph(?:_.*)?|code_block(?:_.*)?|unordered_list_item.*|"
-    r"ordered_list_item.*|(?:import|package)_.*|mod_\w+_unnamed_import)$"
-)
-_UNNAMED_TYPES = frozenset({"import", "comment", "docstring", "paragraph", "code_block"})
+# The first results shown get a 2-line preview, the others their best line: the detail goes where the agent
+# looks first (as code does, by the number of results), and the rest stay one line of code each.
+FULL_PREVIEWS = 3
 
 
 @dataclass
 class Result:
-    """One entry of the answer. ``lines`` are the code lines of ``start_line``..``end_line``."""
+    """One entry of the answer.
+
+    ``lines`` are the file's lines ``start_line``..``end_line`` when ``numbered``; otherwise the file could not
+    serve them (gone, or no longer holding the chunk: ``note`` says which), ``start_line``..``end_line`` is
+    ChunkHound's range and ``lines`` the indexed code, whose lines have no known file line numbers.
+    """
 
     file_path: str
     language: str
@@ -41,6 +46,7 @@ class Result:
     end_line: int
     score: float
     lines: list[str]
+    numbered: bool = True
     definitions: str = ""
     preview: list[int] = field(default_factory=list)
     match_lines: list[int] = field(default_factory=list)
@@ -63,111 +69,129 @@ class Result:
         return self.content_start + self.content_lines - 1
 
 
-def display_name(symbol: str, chunk_type: str = "") -> str:
-    """ChunkHound's symbol without ``_partN`` suffixes; synthetic labels (``comment_line_12``) and the
-    made-up names of imports and comments become ""."""
-    name = _PART_SUFFIX.sub("", symbol or "")
-    return "" if chunk_type in _UNNAMED_TYPES or _SYNTHETIC.match(name) else name
+@dataclass(frozen=True)
+class Placed:
+    """A hit and where it is in its file now."""
+
+    hit: Hit
+    placement: Placement
+
+    @property
+    def start_line(self) -> int:
+        return self.placement.start_line
+
+    @property
+    def end_line(self) -> int:
+        return self.placement.end_line
 
 
-def shape(hits: Sequence[Hit], request: Request, sources: SourceFiles) -> list[Result]:
+def shape(hits: Sequence[Hit], request: Request, project_root: Path) -> list[Result]:
+    """The results for ``hits`` (best first), each file read once from ``project_root``."""
+    sources = SourceFiles(project_root)
     tokens_of = [matching.tokenize(q) for q in request.queries]
-    located, notes = _locate(hits, sources)
-    results = [_build(group, sources, notes) for group in merge(located)]
+    results = _by_file([_build(group, sources) for group in merge([Placed(h, place(h, sources)) for h in hits])])
     counts = Counter(r.file_path for r in results)
-    for result in results:
+    for position, result in enumerate(results):
         result.file_result_count = counts[result.file_path]
         wanted = result.queries or tuple(range(1, len(request.queries) + 1))
         tokens = list(dict.fromkeys(t for q in wanted for t in tokens_of[q - 1]))
-        result.match_lines = matching.match_lines(result.lines, tokens, result.start_line)
-        result.preview = matching.preview(result.lines, tokens)
+        if result.numbered:
+            result.match_lines = matching.match_lines(result.lines, tokens, result.start_line)
+        result.preview = matching.preview(result.lines, tokens, 2 if position < FULL_PREVIEWS else 1)
     _include_content(results, request, sources)
     return results
 
 
-def merge(hits: Sequence[Hit]) -> list[list[Hit]]:
+def merge(placed: Sequence[Placed]) -> list[list[Placed]]:
     """Groups of hits to show as one, in the rank order of each group's best hit.
 
-    Within a file, hits sorted by start line merge while the next starts at most two lines after the
-    current group ends (overlapping, nested, adjacent, or one line apart).
+    Within a file, hits sorted by start line merge while the next starts at most two lines after the current
+    group ends (overlapping, nested, adjacent, or one line apart). Hits the file could not place keep
+    ChunkHound's ranges, which do not count the file's lines: they merge only among themselves.
     """
-    rank = {id(hit): i for i, hit in enumerate(hits)}
-    by_file: dict[str, list[Hit]] = {}
-    for hit in hits:
-        by_file.setdefault(hit.file_path, []).append(hit)
-    groups: list[list[Hit]] = []
+    rank = {id(p): i for i, p in enumerate(placed)}
+    by_file: dict[tuple[str, bool], list[Placed]] = {}
+    for p in placed:
+        by_file.setdefault((p.hit.file_path, p.placement.in_file), []).append(p)
+    groups: list[list[Placed]] = []
     for file_hits in by_file.values():
-        current: list[Hit] = []
+        current: list[Placed] = []
         end = 0
-        for hit in sorted(file_hits, key=lambda h: (h.start_line, -h.end_line)):
-            if current and hit.start_line <= end + 2:
-                current.append(hit)
-                end = max(end, hit.end_line)
+        for p in sorted(file_hits, key=lambda p: (p.start_line, -p.end_line)):
+            if current and p.start_line <= end + 2:
+                current.append(p)
+                end = max(end, p.end_line)
             else:
                 if current:
                     groups.append(current)
-                current, end = [hit], hit.end_line
+                current, end = [p], p.end_line
         groups.append(current)
     for group in groups:
-        group.sort(key=lambda h: rank[id(h)])
+        group.sort(key=lambda p: rank[id(p)])
     groups.sort(key=lambda g: rank[id(g[0])])
     return groups
 
 
-def _locate(hits: Sequence[Hit], sources: SourceFiles) -> tuple[list[Hit], dict[int, str]]:
-    """Each hit at its real place in the file (``SourceFiles.locate``), and, by ``id``, why a hit could not
-    be found there (the file is gone or changed since indexing)."""
-    located: list[Hit] = []
-    notes: dict[int, str] = {}
-    for hit in hits:
-        place = sources.locate(hit.file_path, hit.start_line, hit.end_line, hit.code)
-        if isinstance(place, str):
-            located.append(hit)
-            notes[id(hit)] = place
-        else:
-            located.append(replace(hit, start_line=place[0], end_line=place[1]))
-    return located, notes
-
-
-def _build(group: list[Hit], sources: SourceFiles, notes: dict[int, str]) -> Result:
-    best = group[0]
+def _build(group: list[Placed], sources: SourceFiles) -> Result:
+    best = group[0].hit
     # The widest hit names a merged range: "class Store" describes lines 1-80 better than "method put".
-    widest = max(group, key=lambda h: (h.end_line - h.start_line, -group.index(h)))
-    start = min(h.start_line for h in group)
-    end = max(h.end_line for h in group)
-    note = next((notes[id(h)] for h in group if id(h) in notes), None)
-    lines = _from_chunks(group, start, end) if note else sources.window(best.file_path, start, end)
-    while len(lines) > 1 and not lines[0].strip():
-        lines.pop(0)
-        start += 1
-    while len(lines) > 1 and not lines[-1].strip():
-        lines.pop()
-        end -= 1
-    queries = tuple(sorted({q for h in group for q in h.queries}))
+    widest = max(group, key=lambda p: (p.end_line - p.start_line, -group.index(p))).hit
+    start = min(p.start_line for p in group)
+    end = max(p.end_line for p in group)
+    numbered = group[0].placement.in_file
+    note = max(group, key=lambda p: p.placement.change).placement.note
+    if numbered:
+        lines = sources.window(best.file_path, start, end)
+        while len(lines) > 1 and not lines[0].strip():
+            lines.pop(0)
+            start += 1
+        while len(lines) > 1 and not lines[-1].strip():
+            lines.pop()
+            end -= 1
+        text = sources.read(best.file_path)
+        context, first = (() if isinstance(text, Unread) else text.lines), start
+    else:
+        lines = _indexed_code(group)
+        context, first = lines, 1
     return Result(
         file_path=best.file_path,
         language=best.language,
         chunk_type=widest.chunk_type,
-        name=display_name(widest.symbol, widest.chunk_type),
+        name=display_name(widest.symbol, widest.chunk_type, best.language, context, first),
         start_line=start,
         end_line=end,
-        score=max(h.score for h in group),
+        score=max(p.hit.score for p in group),
         lines=lines,
+        numbered=numbered,
         definitions=definitions("\n".join(lines), best.language),
-        queries=queries,
+        queries=tuple(sorted({q for p in group for q in p.hit.queries})),
         note=note,
-        rank=min(h.rank for h in group),
+        rank=min(p.hit.rank for p in group),
     )
 
 
-def _from_chunks(group: list[Hit], start: int, end: int) -> list[str]:
-    """The range rebuilt from the indexed chunk texts, best hit first, when the file cannot serve it."""
-    rebuilt: dict[int, str] = {}
-    for hit in group:
-        for offset, text in enumerate(hit.code.split("\n")):
-            if start <= hit.start_line + offset <= end:
-                rebuilt.setdefault(hit.start_line + offset, text)
-    return [rebuilt.get(n, "") for n in range(start, end + 1)]
+def _indexed_code(group: list[Placed]) -> list[str]:
+    """The group's chunk texts in line order, a chunk left out when an earlier one already holds its text,
+    blank edge lines dropped (the range stays ChunkHound's)."""
+    text = ""
+    for p in sorted(group, key=lambda p: (p.start_line, -p.end_line)):
+        code = p.hit.code.strip("\n")
+        if code.strip() not in text:
+            text = f"{text}\n{code}" if text else code
+    lines = text.split("\n")
+    while len(lines) > 1 and not lines[0].strip():
+        lines.pop(0)
+    while len(lines) > 1 and not lines[-1].strip():
+        lines.pop()
+    return lines
+
+
+def _by_file(results: list[Result]) -> list[Result]:
+    """Results of one file together, files in the order of their best result, each file's in rank order."""
+    order: dict[str, int] = {}
+    for result in results:
+        order.setdefault(result.file_path, len(order))
+    return sorted(results, key=lambda r: order[r.file_path])
 
 
 def _include_content(results: list[Result], request: Request, sources: SourceFiles) -> None:
@@ -182,7 +206,7 @@ def _include_content(results: list[Result], request: Request, sources: SourceFil
     cap = None if count == 1 else CONTENT_LINE_CAP + 2 * (request.expand or 0)
     for result in results:
         lines, start = result.lines, result.start_line
-        if request.expand and result.note is None:
+        if request.expand and result.numbered:
             start = max(1, result.start_line - request.expand)
             lines = sources.window(result.file_path, start, result.end_line + request.expand)
         result.content_lines = len(lines)

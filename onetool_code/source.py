@@ -1,73 +1,117 @@
-"""Project files read from disk for context: only inside the project root, each file once per call.
+"""Project files read as ChunkHound read them: only inside the project root, each file once per call.
 
-The index may be older than the working tree, and ChunkHound's line numbers are not always the file's, so a
-hit is located in the file before its lines are shown: a file that is gone or no longer holds the chunk is
-reported, and the indexed code is shown instead.
+ChunkHound 6.1.0 reads a file as UTF-8, falling back to Latin-1 when that fails (``UniversalParser.parse_file``),
+in universal-newline mode (``\\r\\n`` and a lone ``\\r`` both end a line), strips leading and trailing
+whitespace (``normalize_content``), and numbers lines from what is left, so in a file that starts with blank
+lines its line 1 is the first non-blank one. A file's own lines are what an agent opens: split at ``\\n`` only
+(as tree-sitter, editors and ``sed -n`` count; never ``str.splitlines``, which also breaks at form feeds,
+``\\x1c``-``\\x1e``, ``\\x85`` and Unicode separators), with a trailing ``\\r`` dropped. ``FileText.from_chunkhound``
+maps ChunkHound's numbers onto the file's.
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from pathlib import Path
 
+import xxhash
+
 MAX_FILE_BYTES = 5_000_000
-MAX_SHIFT = 20
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_LONE_CR = re.compile(r"\r(?!\n)")
 
 
-Lines = tuple[str, ...]
+@dataclass(frozen=True)
+class FileText:
+    """A file as it is on disk now: its lines, and what ChunkHound compares with the index to tell a change."""
+
+    lines: tuple[str, ...]
+    size: int
+    mtime: float
+    digest: str  # xxh3-64 of the bytes, as ``files.content_hash``
+    shift: int  # ChunkHound's line n is the file's line n + shift (leading blank lines it stripped) ...
+    chunkhound_lines: tuple[int, ...] | None  # ... unless a lone "\r" split lines: then the file line of each
+
+    def from_chunkhound(self, line: int) -> int:
+        """The file's own number of ChunkHound's line ``line`` (clamped to the file)."""
+        index = line + self.shift
+        if self.chunkhound_lines is not None:
+            index = self.chunkhound_lines[min(max(index, 1), len(self.chunkhound_lines)) - 1]
+        return min(max(index, 1), max(len(self.lines), 1))
+
+
+def split_lines(text: str) -> tuple[str, ...]:
+    """A text's lines as a file's line numbers count them: split at ``\\n`` only, a trailing ``\\r`` dropped, no
+    empty last line after a final ``\\n``."""
+    lines = text.split("\n")
+    if len(lines) > 1 and lines[-1] == "":
+        lines.pop()
+    return tuple(line.removesuffix("\r") for line in lines)
+
+
+def decode(data: bytes) -> str:
+    """The text ChunkHound made of these bytes: UTF-8, else Latin-1 (which decodes any byte, so its later
+    fallbacks never run)."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+
+
+def file_text(data: bytes, mtime: float) -> FileText:
+    text = decode(data)
+    normalized = _LINE_BREAK.sub("\n", text)
+    shift = normalized[: len(normalized) - len(normalized.lstrip())].count("\n")
+    chunkhound_lines = None
+    if _LONE_CR.search(text):
+        # ChunkHound's line k starts after its (k-1)th break of any kind; the file's counts "\n" only.
+        numbers, line = [1], 1
+        for brk in _LINE_BREAK.finditer(text):
+            line += "\n" in brk.group()
+            numbers.append(line)
+        chunkhound_lines = tuple(numbers)
+    lines = split_lines(text.removeprefix("\ufeff"))  # a BOM is part of no line an agent reads
+    return FileText(lines, len(data), mtime, xxhash.xxh3_64_hexdigest(data), shift, chunkhound_lines)
 
 
 class SourceFiles:
+    """The project's files for one call: each read once, and never one outside the project root."""
+
     def __init__(self, project_root: Path) -> None:
         self._root = project_root.resolve()
-        self._cache: dict[str, Lines | str] = {}
+        self._cache: dict[str, FileText | Unread] = {}
 
-    def read(self, rel_path: str) -> Lines | str:
-        """The file's lines (no line endings), or why there are none."""
+    def read(self, rel_path: str) -> FileText | Unread:
+        """The file now, or why it cannot be shown."""
         if rel_path not in self._cache:
             self._cache[rel_path] = self._read(rel_path)
         return self._cache[rel_path]
 
-    def _read(self, rel_path: str) -> Lines | str:
+    def _read(self, rel_path: str) -> FileText | Unread:
         target = (self._root / rel_path).resolve()
         if not target.is_relative_to(self._root):
-            return f"{rel_path} resolves outside the project root; not read"
+            return Unread("resolves outside the project root; not read")
         try:
-            if target.stat().st_size > MAX_FILE_BYTES:
-                return f"{rel_path} is larger than {MAX_FILE_BYTES:,} bytes; not read"
-            text = target.read_bytes().decode("utf-8", errors="replace")
+            info = target.stat()
+            if info.st_size > MAX_FILE_BYTES:
+                return Unread(f"larger than {MAX_FILE_BYTES:,} bytes; not read")
+            data = target.read_bytes()
         except FileNotFoundError:
-            return f"{rel_path} no longer exists on disk; showing the indexed code"
+            return Unread("deleted since indexing", gone=True)
         except OSError as exc:
-            return f"{rel_path} cannot be read ({exc.strerror or exc}); showing the indexed code"
-        return tuple(text.splitlines())
-
-    def locate(self, rel_path: str, start_line: int, end_line: int, code: str) -> tuple[int, int] | str:
-        """Where the indexed chunk is in the file now: its range, shifted by the smallest offset (up to
-        ``MAX_SHIFT`` lines) at which the file holds the chunk's text; or why it cannot be found.
-
-        ChunkHound's chunk text does not line up line by line with its range (measured on 6.1.0: the first
-        line starts at the definition, losing its indentation and ``export``; pieces joined into one chunk
-        lose the blank lines between them; a Markdown paragraph skips the headings inside its range), and
-        in a file that starts with blank lines its line numbers count from the first non-blank line. So the
-        test is loose but still catches an edited file: the chunk's non-blank lines, stripped, must appear in
-        order, each inside a line of the range.
-        """
-        lines = self.read(rel_path)
-        if isinstance(lines, str):
-            return lines
-        span = end_line - start_line
-        for shift in sorted(range(-MAX_SHIFT, MAX_SHIFT + 1), key=abs):
-            first = start_line + shift
-            if first >= 1 and first + span <= len(lines) and _holds(lines[first - 1 : first + span], code):
-                return first, first + span
-        return f"{rel_path} changed since indexing; showing the indexed code"
+            return Unread(f"cannot be read ({exc.strerror or exc})")
+        return file_text(data, info.st_mtime)
 
     def window(self, rel_path: str, start_line: int, end_line: int) -> list[str]:
-        """Lines ``start_line``..``end_line`` of a file that ``locate`` has found (clamped to the file)."""
-        lines = self.read(rel_path)
-        return [] if isinstance(lines, str) else list(lines[max(start_line, 1) - 1 : end_line])
+        """The file's lines ``start_line``..``end_line`` (clamped to the file); none when it cannot be read."""
+        text = self.read(rel_path)
+        return [] if isinstance(text, Unread) else list(text.lines[max(start_line, 1) - 1 : end_line])
 
 
-def _holds(window: Lines, code: str) -> bool:
-    remaining = (line.strip() for line in window)
-    return all(any(piece in line for line in remaining) for piece in (p.strip() for p in code.split("\n")) if piece)
+@dataclass(frozen=True)
+class Unread:
+    """Why a file's lines cannot be shown; ``gone`` when it no longer exists."""
+
+    reason: str
+    gone: bool = False

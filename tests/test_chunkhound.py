@@ -3,6 +3,7 @@ neither side locks the other out when it should not."""
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import pytest
@@ -10,6 +11,7 @@ from conftest import ranked
 from tooling.chunkhound_env import ensure_chunkhound
 
 import onetool_code
+from onetool_code.source import file_text
 
 pytestmark = pytest.mark.chunkhound
 
@@ -109,3 +111,80 @@ def test_a_chunkhound_writer_gives_our_clear_error(chunkhound, chunkhound_projec
         answer = onetool_code.search(query="retry", path=str(chunkhound_project.root), mode="lexical")
     assert answer.startswith("Error: the index is in use by ChunkHound (")
     assert f"PID {holder.pid})" in answer and "chunkhound mcp --read-only" in answer
+
+
+# -- hits at their real lines (issue 10) ---------------------------------------------------------------------
+
+SHAPED_QUERIES = [*QUERIES, "load_config", "README bookshelf", "architecture overview"]
+_SYNTHETIC = re.compile(r"(^|_)(heading|paragraph|item|unordered_list|code_block|line)_\w|file_structure")
+
+
+def _items(project, query, mode, **options):
+    answer = onetool_code.search(
+        query=query, path=str(project.root), base_url=project.base_url, mode=mode, format="json",
+        content="never", max_bytes=1_000_000, **options,
+    )  # fmt: skip
+    assert isinstance(answer, list), answer
+    return answer
+
+
+@pytest.mark.parametrize("mode", ["semantic", "lexical"])
+def test_unchanged_sources_answer_at_chunkhounds_ranges_without_notes_or_made_up_names(chunkhound_project, mode):
+    """Every hit's range, in the file's own numbers (ChunkHound's shift for a file starting with blank lines),
+    lies inside a result of its file; no result says the file changed; every name is one a person would type."""
+    for query in SHAPED_QUERIES:
+        hits = ranked(chunkhound_project.root, chunkhound_project.base_url, query, mode=mode).hits
+        items = _items(chunkhound_project, query, mode)
+        assert [i for i in items if "note" in i] == []
+        assert all(len(i["name"]) <= 60 and not _SYNTHETIC.search(i["name"]) for i in items), items
+        for hit in hits:
+            text = file_text((chunkhound_project.root / hit.file_path).read_bytes(), 0.0)
+            start, end = text.from_chunkhound(hit.start_line), text.from_chunkhound(hit.end_line)
+            shown = {n for n in range(start, end + 1) if text.lines[n - 1].strip()}
+            ranges = [(i["start_line"], i["end_line"]) for i in items if i["file_path"] == hit.file_path]
+            assert any(shown <= set(range(a, b + 1)) for a, b in ranges), (hit, ranges)
+
+
+@pytest.fixture
+def edited_project(chunkhound_project, tmp_path):
+    """A copy of the ChunkHound-indexed sample whose sources changed after indexing: lines inserted above
+    ``load_config``, a line of ``parse_config_file`` edited, ``services/catalog/retry.go`` deleted."""
+    from conftest import Project
+
+    root = tmp_path / "project"
+    shutil.copytree(chunkhound_project.root, root)
+    config = root / "src" / "bookshelf" / "config.py"
+    text = config.read_text()
+    text = text.replace("def load_config(", "# Added after indexing.\nDEFAULT_PATH = None\n\n\ndef load_config(")
+    text = text.replace('"""Parse a TOML configuration file', '"""Parse a TOML (or JSON) configuration file')
+    config.write_text(text)
+    (root / "services" / "catalog" / "retry.go").unlink()
+    return Project(root, root / ".chunkhound" / "db" / "chunks.db", chunkhound_project.base_url)
+
+
+def _line_of(path, needle):
+    return next(n for n, line in enumerate(path.read_text().split("\n"), start=1) if needle in line)
+
+
+def test_a_file_edited_after_indexing_shows_the_right_lines_and_says_what_happened(edited_project):
+    config = edited_project.root / "src" / "bookshelf" / "config.py"
+    lines = config.read_text().split("\n")
+    expected = {
+        "load_config": "moved since indexing (indexed at ",
+        "parse_config_file": "changed since indexing: 1 of ",
+    }
+    for query, note in expected.items():
+        definition = _line_of(config, f"def {query}(")
+        (item,) = [
+            i
+            for i in _items(edited_project, query, "lexical")
+            if i["file_path"] == "src/bookshelf/config.py" and i["start_line"] <= definition <= i["end_line"]
+        ]
+        assert item["note"].startswith(note) and definition in item["match_lines"]
+        assert all(query in lines[n - 1] for n in item["match_lines"])
+    hits = ranked(edited_project.root, edited_project.base_url, "DefaultBackoff", mode="lexical", include="retry.go")
+    items = _items(edited_project, "DefaultBackoff", "lexical", include="retry.go")
+    assert items and all(i["note"] == "deleted since indexing; showing the indexed code" for i in items)
+    assert {(i["start_line"], i["end_line"]) for i in items} <= {(h.start_line, h.end_line) for h in hits.hits} | {
+        (min(h.start_line for h in hits.hits), max(h.end_line for h in hits.hits))
+    }

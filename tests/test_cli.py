@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -110,3 +112,17 @@ def test_readme_documents_every_subcommand_and_option():
                 if flag.startswith("--") and flag != "--help":
                     assert flag in readme, f"{name} {flag}"
     assert re.search(r"bash scripts/demo\.sh", readme) and re.search(r"bash scripts/test\.sh", readme)
+
+
+def test_a_reader_that_stops_early_ends_the_command_quietly(sample_index):
+    """``python -m onetool_code search ... | head -1``: stdout closed early is no error and no traceback."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "onetool_code", "search", "return", "--path", str(sample_index.root), "--mode",
+         "lexical", "--limit", "100", "--content", "always", "--expand", "200", "--max-bytes", "1000000"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stdout.readline().startswith(b"Found ")
+    proc.stdout.close()  # the answer is far larger than a pipe's buffer: the writer meets a closed pipe
+    stderr = proc.stderr.read()
+    proc.stderr.close()
+    assert (proc.wait(timeout=60), stderr) == (0, b"")

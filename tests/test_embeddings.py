@@ -115,7 +115,7 @@ def test_hybrid_answers_by_words_when_the_api_fails(sample_index, server, route,
     lines = answer.splitlines()
     assert lines[0] == "Found 3 results for: retry backoff"
     assert lines[1] == f"Note: answered by words only (lexical): {reason.format(url=server.url(route))}"
-    assert "1. " in lines[2]
+    assert any(line.startswith("1. ") for line in lines[2:4])  # after the file's path line when grouped
     assert any("hybrid fell back to lexical" in n for n in json.loads(spans[-1].getMessage())["notes"])
     compact = search(sample_index, server.url(route), mode="hybrid", limit=3, format="compact")
     assert compact["notice"] == lines[1].removeprefix("Note: ") and compact["count"] == 3

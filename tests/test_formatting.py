@@ -1,4 +1,8 @@
-"""The one formatter: merge, trim, names, content inclusion, the byte budget, and the three renderings."""
+"""The formatter over shaped results: merge, trim, content inclusion, the byte budget, and the three renderings.
+
+Hits are shaped against files written into a temporary project (``on_disk``); a hit whose file is not there
+is shown as indexed code with a note (``test_placement.py`` covers placing in detail).
+"""
 
 from __future__ import annotations
 
@@ -11,10 +15,10 @@ from hypothesis import strategies as st
 
 import onetool_code
 from onetool_code import request
-from onetool_code.engine import Ranked
 from onetool_code.formatting import render_search
 from onetool_code.hits import Hit
-from onetool_code.shaping import display_name, merge
+from onetool_code.placement import LOST, Placement
+from onetool_code.shaping import Placed, merge, shape
 
 
 def req(query="load config", **overrides):
@@ -32,8 +36,23 @@ def hit(path="a.py", start=1, lines=None, score=0.5, symbol="f", chunk_type="fun
     return Hit(cid, path, language, chunk_type, symbol, "\n".join(lines), start, start + len(lines) - 1, score)
 
 
+def on_disk(root, *hits, length=None):
+    """Write each hit's file so that it holds the hit's lines at the hit's range (other lines: ``other N``)."""
+    files = {}
+    for h in hits:
+        lines = files.setdefault(h.file_path, {})
+        lines.update(zip(range(h.start_line, h.end_line + 1), h.code.split("\n"), strict=True))
+    for path, lines in files.items():
+        last = max(length or 0, max(lines))
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("".join(f"{lines.get(n, f'other {n}')}\n" for n in range(1, last + 1)))
+    return list(hits)
+
+
 def render(hits, root, **overrides):
-    return render_search(Ranked(list(hits)), req(**overrides), root)
+    r = req(**overrides)
+    return render_search(shape(list(hits), r, root), r, None)
 
 
 def json_items(hits, root, **overrides):
@@ -43,51 +62,49 @@ def json_items(hits, root, **overrides):
     return answer["results"]
 
 
-# --- names -----------------------------------------------------------------------------------------------
+# --- merge -----------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("symbol", "shown"),
-    [
-        ("load_config", "load_config"), ("run_command_part1", "run_command"), ("Big_part1_part2", "Big"),
-        ("file_structure", ""), ("comment_line_12", ""), ("definition_line_72", ""), ("block_line_5", ""),
-        ("heading_3", ""), ("paragraph_2", ""), ("module_docstring_line_1", ""), ("", ""),
-    ],
-)  # fmt: skip
-def test_display_names(symbol, shown):
-    assert display_name(symbol) == shown
+def placed(*hits):
+    return [Placed(h, Placement(h.start_line, h.end_line, True)) for h in hits]
 
 
 # --- merge -----------------------------------------------------------------------------------------------
 
 
 def spans_of(groups):
-    return [[(h.start_line, h.end_line) for h in g] for g in groups]
+    return [[(p.start_line, p.end_line) for p in g] for g in groups]
 
 
 def test_nested_hits_merge_into_the_outer_range():
-    groups = merge([hit(start=10, lines=["x"] * 5, score=0.9), hit(start=1, lines=["y"] * 30, score=0.5)])
+    groups = merge(placed(hit(start=10, lines=["x"] * 5, score=0.9), hit(start=1, lines=["y"] * 30, score=0.5)))
     assert spans_of(groups) == [[(10, 14), (1, 30)]]
 
 
 def test_overlapping_adjacent_and_one_line_gap_merge_but_two_lines_do_not():
     hits = [hit(start=1, lines=["a"] * 10), hit(start=8, lines=["b"] * 5), hit(start=13, lines=["c"] * 2),
             hit(start=16, lines=["d"] * 2), hit(start=20, lines=["e"] * 2)]  # fmt: skip
-    groups = merge(hits)
-    assert [(min(h.start_line for h in g), max(h.end_line for h in g)) for g in groups] == [(1, 17), (20, 21)]
+    groups = merge(placed(*hits))
+    assert [(min(p.start_line for p in g), max(p.end_line for p in g)) for g in groups] == [(1, 17), (20, 21)]
 
 
 def test_other_files_never_merge_and_rank_order_is_kept():
     hits = [hit("b.py", 1, score=0.9), hit("a.py", 1, score=0.8), hit("b.py", 3, score=0.7)]
-    groups = merge(hits)
-    assert [[h.file_path for h in g] for g in groups] == [["b.py", "b.py"], ["a.py"]]
+    groups = merge(placed(*hits))
+    assert [[p.hit.file_path for p in g] for g in groups] == [["b.py", "b.py"], ["a.py"]]
+
+
+def test_hits_the_file_could_not_place_merge_only_among_themselves():
+    found, lost = hit(start=1, lines=["a"] * 10), hit(start=5, lines=["b"] * 3)
+    groups = merge([Placed(found, Placement(1, 10, True)), Placed(lost, Placement(5, 7, False, "changed", LOST))])
+    assert spans_of(groups) == [[(1, 10)], [(5, 7)]]
 
 
 def test_merged_result_has_union_range_best_score_and_all_lines(tmp_path):
     outer = hit(start=1, lines=["class Store:", "    def get(self):", "        return 1", "", "    def put(self):",
                                 "        pass"], score=0.4, symbol="Store", chunk_type="class")  # fmt: skip
     inner = hit(start=5, lines=["    def put(self):", "        pass"], score=0.8, symbol="put", chunk_type="method")
-    answer = json_items([inner, outer], tmp_path, query="put")
+    answer = json_items(on_disk(tmp_path, inner, outer), tmp_path, query="put")
     assert len(answer) == 1
     item = answer[0]
     assert (item["start_line"], item["end_line"], item["score"], item["name"]) == (1, 6, 0.8, "Store")
@@ -106,14 +123,16 @@ def test_gap_line_comes_from_disk_when_the_file_matches(tmp_path):
 
 
 def test_blank_edge_lines_are_trimmed_and_the_range_follows(tmp_path):
-    item = json_items([hit(start=10, lines=["", "  ", "def f():", "    pass", "", ""])], tmp_path)[0]
+    blank_edged = on_disk(tmp_path, hit(start=10, lines=["", "  ", "def f():", "    pass", "", ""]))
+    item = json_items(blank_edged, tmp_path)[0]
     assert (item["start_line"], item["end_line"], item["content"]) == (12, 13, "def f():\n    pass")
 
 
 def test_file_result_count_only_when_shared(tmp_path):
-    hits = [hit("a.py", 1), hit("b.py", 1), hit("a.py", 40)]
+    hits = on_disk(tmp_path, hit("a.py", 1), hit("b.py", 1), hit("a.py", 40))
     items = json_items(hits, tmp_path)
-    assert [i.get("file_result_count") for i in items] == [2, None, 2]
+    # The results of one file come together, files in the order of their best result.
+    assert [(i["file_path"], i.get("file_result_count")) for i in items] == [("a.py", 2), ("a.py", 2), ("b.py", None)]
 
 
 # --- content inclusion -----------------------------------------------------------------------------------
@@ -165,8 +184,8 @@ def test_expand_reads_context_from_disk(tmp_path):
 def test_expand_notes_a_changed_or_missing_file(tmp_path):
     (tmp_path / "a.py").write_text("totally different\n" * 30)
     items = json_items([hit("a.py", 5), hit("gone.py", 1)], tmp_path, expand=2)
-    assert items[0]["note"] == "a.py changed since indexing; showing the indexed code"
-    assert items[1]["note"] == "gone.py no longer exists on disk; showing the indexed code"
+    assert items[0]["note"] == "changed since indexing, no longer in the file; showing the indexed code"
+    assert items[1]["note"] == "deleted since indexing; showing the indexed code"
     assert items[0]["content"] == "\n".join(f"line {n}" for n in range(5, 10))
 
 
@@ -192,7 +211,8 @@ def test_budget_drops_code_of_lower_results_first(tmp_path):
 
 
 def test_budget_trims_the_top_results_code_before_dropping_it(tmp_path):
-    answer = render([hit("big.py", 1, [f"x = {n} " * 10 for n in range(500)])], tmp_path, max_bytes=3000)
+    big = on_disk(tmp_path, hit("big.py", 1, [f"x = {n} " * 10 for n in range(500)]))
+    answer = render(big, tmp_path, max_bytes=3000)
     assert len(answer.encode()) <= 3000 and "```python" in answer
     assert "more lines: read big.py:" in answer
     assert "most of the code of result 1" in answer.splitlines()[-1]
@@ -216,16 +236,59 @@ def test_json_budget_counts_the_serialised_list(tmp_path):
 
 
 def test_text_layout(tmp_path):
-    lines = ["def load_config(path):", "    data = read(path)", "    return parse_config(data)"]
-    hits = [hit("src/config.py", 10, lines, 0.8123, "load_config"), *many(3)]
-    answer = render(hits, tmp_path, query="load config")
-    # The definitions say nothing the result line does not: no "defines:" line.
-    assert answer.splitlines()[:4] == [
-        "Found 4 results for: load config",
-        "1. src/config.py:10-12  function load_config  (python, 0.81)",
-        "   10: def load_config(path):",
-        "   12: return parse_config(data)",
+    """One path line for a file with several results; ranges without the path under it; a one-line range as one
+    number; runs of match lines as ranges; indexed code (the file is gone) previewed without line numbers;
+    definitions only when they say more than the result line."""
+    parse = [
+        "def parse_config(text):",
+        "    config = {}",
+        "    config['a'] = 1",
+        "    config['b'] = 2",
+        "    return config",
     ]
+    hits = on_disk(
+        tmp_path,
+        hit("src/config.py", 10, ["def load_config(path):", "    data = read(path)", "    return parse_config(data)"],
+            0.8123, "load_config"),
+        hit("src/cli.py", 3, ["from config import load_config"], 0.7, "import_config", "import"),
+        hit("src/config.py", 30, parse, 0.6, "parse_config"),
+    )  # fmt: skip
+    hits.append(hit("gone.py", 7, ["class Loader:", "    def load(self): pass"], 0.5, "Loader", "class"))
+    assert render(hits, tmp_path, query="load config").splitlines() == [
+        "Found 4 results for: load config",
+        "src/config.py",
+        "1. :10-12 function load_config (0.81)",
+        "  10: def load_config(path):",
+        "  12: return parse_config(data)",
+        "2. :30-34 function parse_config (0.60)",
+        "  30: def parse_config(text):",
+        "  31: config = {}",
+        "  matches: 32-34",
+        "3. src/cli.py:3 import (0.70)",
+        "  3: from config import load_config",
+        "4. gone.py:7-8 class Loader (0.50)",
+        "  defines: method load",
+        "  | class Loader:",
+        "  note: deleted since indexing; showing the indexed code",
+    ]
+
+
+def test_the_first_three_results_get_two_preview_lines_the_others_one(tmp_path):
+    code = ["def load(path):", "    return read(path)", "", "def config():", "    return load(config())"]
+    hits = on_disk(tmp_path, *(hit(f"m{i}.py", 1, code, score=1 - i / 10) for i in range(5)))
+    items = json_items(hits, tmp_path, query="load config")
+    assert [i["preview"] for i in items] == [
+        *["def config():\n    return load(config())"] * 3,
+        *["    return load(config())"] * 2,  # the line with the most query words
+    ]
+    assert all(i["match_lines"] == [1, 4, 5] for i in items)
+
+
+def test_definitions_say_a_shared_label_once(tmp_path):
+    code = ["class Store:", "    def get(self): pass", "    def put(self): pass", "def helper(): pass"]
+    (item,) = on_disk(tmp_path, hit("s.py", 1, code, symbol="Store", chunk_type="class"))
+    answer = render([item, *many(3)], tmp_path, query="zzz")
+    assert "  defines: method get, put, function helper" in answer.splitlines()
 
 
 def test_compact_uses_short_keys(tmp_path):
@@ -257,7 +320,7 @@ def test_a_changed_file_falls_back_to_the_indexed_code_with_a_note(tmp_path):
     (tmp_path / "a.py").write_text("something else entirely\n" * 10)
     item = json_items([hit("a.py", 2, ["def f():", "    return 1"])], tmp_path)[0]
     assert item["content"] == "def f():\n    return 1"
-    assert item["note"] == "a.py changed since indexing; showing the indexed code"
+    assert item["note"] == "changed since indexing, no longer in the file; showing the indexed code"
 
 
 def test_no_results(tmp_path):
@@ -285,7 +348,8 @@ def projects(draw):
         source = files.get(path) or draw(st.lists(line_text, min_size=1, max_size=40))
         start = draw(st.integers(1, len(source)))
         end = draw(st.integers(start, min(len(source), start + 40)))
-        hits.append(hit(path, start, source[start - 1 : end], score=draw(st.floats(0, 1)), cid=i))
+        if any(line.strip() for line in source[start - 1 : end]):  # ChunkHound stores no blank chunk
+            hits.append(hit(path, start, source[start - 1 : end], score=draw(st.floats(0, 1)), cid=i))
     return files, hits
 
 
@@ -328,7 +392,7 @@ def test_invariants(tmp_path, project, max_bytes, fmt, content, query):
             )
             assert item["content"].split("\n") == shown[: len(item["content"].split("\n"))]
         else:
-            assert item["note"].startswith("gone.py no longer exists on disk")
+            assert item["note"].startswith("deleted since indexing")
         for number in item.get("match_lines", []):
             assert first <= number <= last
         assert item.get("match_lines", []) == sorted(item.get("match_lines", []))[:8]
@@ -369,4 +433,4 @@ def test_text_content_header_only_when_the_code_reaches_past_the_hit(tmp_path):
     plain = render(hits, tmp_path, max_bytes=100_000)
     assert "code of lines" not in plain and "... 50 more lines: read a.py:151-200" in plain
     expanded = render(hits[:1], tmp_path, max_bytes=100_000, expand=5)
-    assert "   code of lines 1-205:" in expanded
+    assert "  code of lines 1-205:" in expanded

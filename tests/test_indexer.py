@@ -15,13 +15,13 @@ from pathlib import Path
 import duckdb
 import numpy as np
 import pytest
+import xxhash
 from openai_server import serve, vector_for
 
 import onetool_code
 from onetool_code import schema, settings
 from onetool_code.errors import BadInputError, EmbeddingError, IndexLockedError, IndexUnreadableError, OneToolCodeError
 from onetool_code.indexer import IndexSummary, build_index
-from onetool_code.indexer.xxh3 import xxh3_64_hexdigest
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "fixtures" / "project"
@@ -118,7 +118,7 @@ def test_build_writes_chunkhounds_layout(demo, server):
     files = rows(db, "SELECT path, name, extension, size, content_hash, language, skip_reason FROM files ORDER BY id")
     assert files == [
         (rel, rel.rsplit("/", 1)[-1], rel.rsplit(".", 1)[-1], (demo / rel).stat().st_size,
-         xxh3_64_hexdigest((demo / rel).read_bytes()), language, None)
+         xxhash.xxh3_64_hexdigest((demo / rel).read_bytes()), language, None)
         for rel, language in (("README.md", "markdown"), ("src/app.py", "python"), ("web/util.ts", "typescript"))
     ]  # fmt: skip
     mtimes = rows(db, "SELECT path, epoch(modified_time::TIMESTAMPTZ) FROM files")
@@ -510,3 +510,15 @@ def test_the_sample_project_indexes_every_language(tmp_path, server):
     assert summary.files_skipped == 0 and summary.chunks_total == summary.embeddings_written
     assert not rows(db, "SELECT path FROM files WHERE path LIKE 'build/%' OR path LIKE '%.log'")
     assert all("/" not in p[:1] and "\\" not in p for (p,) in rows(db, "SELECT path FROM files"))
+
+
+def test_a_latin1_file_is_chunked_as_chunkhound_reads_it_and_shown_without_a_note(tmp_path, server):
+    """ChunkHound falls back to Latin-1 for a file that is not UTF-8: the chunk text is that text (no
+    replacement characters), and the reader, decoding the same way, finds the file unchanged."""
+    (tmp_path / "legacy.py").write_bytes(b'# caf\xe9\n\n\ndef cr\xe8me_br\xfbl\xe9e():\n    return "\xe0 la carte"\n')
+    db = build_index(configure(tmp_path, server.base_url), embeddings=False, progress=False).db_path
+    (code,) = [c for (c,) in rows(db, "SELECT code FROM chunks WHERE chunk_type = 'function'")]
+    assert code == 'def cr\xe8me_br\xfbl\xe9e():\n    return "\xe0 la carte"'
+    (item,) = onetool_code.search(query="carte", path=str(tmp_path), mode="lexical", format="json")["results"]
+    assert (item["start_line"], item["end_line"], item.get("note")) == (4, 5, None)
+    assert item["preview"].endswith('return "\xe0 la carte"')

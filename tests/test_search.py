@@ -13,6 +13,7 @@ import conftest
 import duckdb
 import numpy as np
 import pytest
+import xxhash
 from openai_server import vector_for
 
 import onetool_code
@@ -67,7 +68,7 @@ def test_search_answers_with_locations_and_leaves_the_index_untouched(sample_ind
     requests_before = len(server.embedding_requests())
     answer = search(sample_index, query=QUERY)
     assert answer.startswith("Found ") and f"for: {QUERY}" in answer.splitlines()[0]
-    assert "src/bookshelf/retry.py:" in answer
+    assert "\nsrc/bookshelf/retry.py" in answer
     assert len(server.embedding_requests()) == requests_before + 1
     assert sample_index.digest() == before
 
@@ -105,6 +106,20 @@ def test_offset_pages_do_not_overlap(sample_index):
     assert [h.key for h in both] == [h.key for h in first.hits + second.hits]
 
 
+def text_locations(answer: str) -> list[tuple[str, int, int]]:
+    """(path, start, end) of each result of a text answer: ``N. path:a-b ...``, or ``N. :a-b ...`` under a
+    path line of its own when one file has several results (a one-line range is one number)."""
+    found, path = [], None
+    for line in answer.splitlines():
+        result = re.match(r"^\d+\. (\S*):(\d+)(?:-(\d+))?", line)
+        if result:
+            where = result[1] or path
+            found.append((where, int(result[2]), int(result[3] or result[2])))
+        elif re.fullmatch(r"[^\s`]\S*", line) and not line.startswith(("Found", "Note:", "More", "Left")):
+            path = line
+    return found
+
+
 @pytest.mark.parametrize("fmt", ["compact", "json", "text"])
 def test_following_next_offset_never_skips_a_hit_the_budget_left_out(sample_index, fmt):
     query, depth = "config file path", 30
@@ -113,7 +128,7 @@ def test_following_next_offset_never_skips_a_hit_the_budget_left_out(sample_inde
     while offset is not None and offset < depth:
         answer = search(sample_index, query=query, mode="lexical", format=fmt, limit=10, max_bytes=650, offset=offset)
         if fmt == "text":
-            shown += [(m[1], int(m[2]), int(m[3])) for m in re.finditer(r"^\d+\. (\S+):(\d+)-(\d+)", answer, re.M)]
+            shown += text_locations(answer)
             found = re.search(r"^More results: offset=(\d+)$", answer, re.M)
             following = int(found[1]) if found else None
         else:
@@ -202,7 +217,7 @@ def test_hybrid_without_a_key_answers_by_words_and_says_why(sample_index, server
     assert answer.splitlines()[:3] == [
         "Found 2 results for: load_config",
         "Note: answered by words only (lexical): no API key for the embeddings (OPENAI_API_KEY)",
-        f"1. src/bookshelf/config.py:136-141  function load_config  (python, {ranking.NAMED:.2f})",  # first, named
+        f"1. src/bookshelf/config.py:136-141 function load_config ({ranking.NAMED:.2f})",  # first, and named
     ]
     assert len(server.requests) == before
 
@@ -345,7 +360,7 @@ def test_an_index_without_vectors_still_answers_a_default_search(sample_index, t
     assert answer.splitlines()[:3] == [
         "Found 1 result for: load config",
         "Note: answered by words only (lexical): the index holds no vectors for openai/text-embedding-3-small",
-        "1. src/bookshelf/config.py:136-141  function load_config  (python, 1.00)",
+        "1. src/bookshelf/config.py:136-141 function load_config (1.00)",
     ]
 
 
@@ -421,3 +436,39 @@ def test_a_bug_in_our_sql_is_an_internal_error_not_a_damaged_index(sample_index,
     assert answer.startswith("Error: internal error (BinderException): ")
     assert "Cannot read the index" not in answer and "not a readable" not in answer
     assert '"traceback"' in spans[-1].getMessage()
+
+
+@pytest.mark.parametrize("mode", ["semantic", "lexical"])
+def test_hits_carry_their_files_row_as_indexed(sample_index, mode):
+    """What shaping compares with the file on disk: the row's size, mtime and xxh3-64 hash of the indexed bytes."""
+    hits = ranked(sample_index, QUERY, mode=mode).hits
+    assert hits
+    for hit in hits:
+        path = sample_index.root / hit.file_path
+        data = path.read_bytes()
+        assert (hit.file.size, hit.file.content_hash) == (len(data), xxhash.xxh3_64_hexdigest(data))
+        assert abs(hit.file.mtime - path.stat().st_mtime) <= 0.01
+
+
+def test_an_index_whose_files_rows_lack_size_and_hash_still_answers(tmp_path):
+    """Indexes written before ChunkHound stored ``content_hash`` (and hand-made ones) have fewer columns."""
+    db = tmp_path / "old.db"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE files (id INTEGER, path TEXT, language TEXT)")
+    con.execute(
+        "CREATE TABLE chunks (id INTEGER, file_id INTEGER, chunk_type TEXT, symbol TEXT, code TEXT, "
+        "start_line INTEGER, end_line INTEGER)"
+    )
+    con.execute("INSERT INTO files VALUES (1, 'a.py', 'python')")
+    con.execute("INSERT INTO chunks VALUES (1, 1, 'function', 'retry', 'def retry():\n    pass', 3, 4)")
+    con.close()
+    (tmp_path / "a.py").write_text("import os\n\ndef retry():\n    pass\n")
+    (item,) = onetool_code.search(query="retry", path=str(tmp_path), db="old.db", mode="lexical", format="json")[
+        "results"
+    ]
+    assert (item["start_line"], item["end_line"], item["name"], item.get("note")) == (3, 4, "retry", None)
+    (tmp_path / "a.py").write_text("import os\nimport sys\n\ndef retry():\n    pass\n")
+    (item,) = onetool_code.search(query="retry", path=str(tmp_path), db="old.db", mode="lexical", format="json")[
+        "results"
+    ]
+    assert (item["start_line"], item["note"]) == (4, "moved since indexing (indexed at 3-4)")

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import xxhash
 
 from onetool_code.embeddings import embed
 from onetool_code.errors import BadInputError
@@ -24,7 +25,6 @@ from onetool_code.indexer import writer
 from onetool_code.indexer.chunker import chunk_file
 from onetool_code.indexer.progress import Progress
 from onetool_code.indexer.walk import MAX_FILE_SIZE, SourceFile, read_file, walk
-from onetool_code.indexer.xxh3 import xxh3_64_hexdigest
 from onetool_code.settings import Settings
 from onetool_code.spans import span
 
@@ -215,7 +215,7 @@ class _Build:
                 self.bar.advance()
                 continue
             present.add(source.rel)
-            digest = xxh3_64_hexdigest(data)
+            digest = xxhash.xxh3_64_hexdigest(data)  # ChunkHound's content_hash
             if stored is not None and stored.content_hash == digest:
                 plan.touched.append((stored.id, source.size, source.mtime))
                 unchanged += 1

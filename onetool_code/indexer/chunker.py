@@ -29,6 +29,7 @@ from onetool_code.indexer.chunks import MERGE_LIMIT, Chunk, make_chunk, split, w
 from onetool_code.indexer.markdown import chunk_markdown
 from onetool_code.indexer.syntax import SYNTAXES, Item, Role, Scope, Syntax
 from onetool_code.indexer.text import chunk_text
+from onetool_code.source import decode
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
@@ -39,7 +40,16 @@ _SPACE = re.compile(r"\s+")
 
 
 def chunk_file(data: bytes, language: str) -> list[Chunk]:
-    """The chunks of one file's bytes, ordered by position (outer chunks before the ones inside them)."""
+    """The chunks of one file's bytes, ordered by position (outer chunks before the ones inside them).
+
+    A file that is not UTF-8 is read as Latin-1, as ChunkHound 6.1.0 reads it, and chunked as that text in
+    UTF-8, so its chunk text and symbols are ChunkHound's (measured: ``def crème_brûlée()``, not U+FFFD); line
+    numbers do not change (``\n`` is the same byte in both), byte offsets count the UTF-8 text.
+    """
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        data = decode(data).encode("utf-8")
     if language == "markdown":
         return chunk_markdown(data)
     syntax = SYNTAXES.get(language)

@@ -182,8 +182,11 @@ def read_file(source: SourceFile) -> bytes | str:
 
 
 def _read_lines(path: Path) -> list[str]:
-    """An ignore file's lines; a missing or unreadable one has none (git ignores those too)."""
+    """An ignore file's lines; a missing or unreadable one has none (git ignores those too).
+
+    Split at ``\n`` alone, as git does (``str.splitlines`` would also break at form feeds and the like)."""
     try:
-        return path.read_text(encoding="utf-8", errors="replace").splitlines()
+        text = path.read_bytes().decode("utf-8", errors="replace")  # bytes: read_text would turn "\r" into "\n"
     except OSError:
         return []
+    return [line.removesuffix("\r") for line in text.split("\n")]

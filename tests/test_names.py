@@ -1,0 +1,101 @@
+"""Names: what a person would type or search for; ChunkHound's made-up labels never reach the answer."""
+
+from __future__ import annotations
+
+import pytest
+
+from onetool_code.names import MAX_NAME, display_name, shorten
+
+MARKDOWN = [
+    "# httpx",  # 1
+    "",
+    "## 0.28.0 (28th November, 2024)",  # 3
+    "",
+    "* Fix cases of [double escaping](https://example.org) in **URLs**.",  # 5
+    "* Handle envvar proxies.",
+    "",
+    "Setext title",  # 8
+    "------------",
+    "",
+    "Some text.",  # 11
+]
+TOML = ["[project]", 'name = "httpx"', "", "[[tool.mypy.overrides]]", 'module = "tests.*"']
+
+
+@pytest.mark.parametrize(
+    ("symbol", "chunk_type", "language", "shown"),
+    [
+        # real names, ChunkHound's _partN suffixes removed
+        ("load_config", "function", "python", "load_config"),
+        ("run_command_part1", "function", "python", "run_command"),
+        ("Big_part1_part2", "class", "python", "Big"),
+        ("name.jobs.docset.steps.uses", "key_value", "yaml", "name.jobs.docset.steps.uses"),
+        # names that look like labels but are code's own
+        ("import_module", "function", "python", "import_module"),
+        ("from_dict", "method", "python", "from_dict"),
+        ("paragraph_style", "variable", "python", "paragraph_style"),
+        ("table_name", "variable", "python", "table_name"),
+        # ChunkHound's synthetic labels in code (measured on 6.1.0)
+        ("file_structure", "namespace", "python", ""),
+        ("comment_line_105", "comment", "python", ""),
+        ("module_docstring_line_1", "comment", "python", ""),
+        ("definition_line_72", "function", "python", ""),
+        ("block_line_5", "block", "python", ""),
+        ("block_line_104_block_line_105", "block", "python", ""),
+        ("embedded_sql_line_102", "embedded_sql", "python", ""),
+        ("doc_comment_line_1", "comment", "rust", ""),
+        ("unnamed", "comment", "python", ""),
+        ("import_typing_from_contextlib_from_._client", "import", "python", ""),
+        ("from_.__version___from_._api_from_._auth", "import", "python", ""),
+        ("package_org_bookshelf_admin_import_LocalDate", "import", "java", ""),
+        ("paragraph_3", "paragraph", "text", ""),
+        ("", "function", "python", ""),
+    ],
+)  # fmt: skip
+def test_code_names(symbol, chunk_type, language, shown):
+    assert display_name(symbol, chunk_type, language) == shown
+
+
+@pytest.mark.parametrize(
+    ("symbol", "chunk_type", "start_line", "shown"),
+    [
+        ("heading_1", "function", 1, "httpx"),
+        ("heading_3", "function", 3, "0.28.0 (28th November, 2024)"),
+        ("item_Fix_cases_of_paragraph_Fix_cases_of_double_escaping_item_Handle_envvar_paragraph_Handle_envvar_",
+         "block", 5, "0.28.0 (28th November, 2024)"),
+        ("unordered_list", "block", 6, "0.28.0 (28th November, 2024)"),
+        ("paragraph_All_notable_changes_to_this", "block", 2, "httpx"),
+        ("code_block_python", "code_block", 7, "0.28.0 (28th November, 2024)"),
+        ("link_ref_please_donate_today", "import", 6, "0.28.0 (28th November, 2024)"),
+        ("comment_line_1_comment_line_5_comment_line_7", "comment", 5, "0.28.0 (28th November, 2024)"),
+        ("heading_8", "function", 8, "Setext title"),
+        ("paragraph_Some_text", "block", 11, "Setext title"),
+    ],
+)  # fmt: skip
+def test_markdown_chunks_are_named_by_the_nearest_heading(symbol, chunk_type, start_line, shown):
+    assert display_name(symbol, chunk_type, "markdown", MARKDOWN, start_line) == shown
+
+
+def test_markdown_heading_text_loses_links_and_emphasis():
+    lines = ["## Fix [double escaping](https://x.org) in **URLs** and `quote()`", "text"]
+    assert display_name("paragraph_text", "block", "markdown", lines, 2) == "Fix double escaping in URLs and quote()"
+
+
+def test_a_document_without_a_heading_above_has_no_name():
+    assert display_name("paragraph_Intro", "block", "markdown", ["Intro text.", "", "# Later"], 1) == ""
+
+
+@pytest.mark.parametrize(("start_line", "shown"), [(2, "project"), (5, "tool.mypy.overrides")])
+def test_toml_chunks_are_named_by_their_table(start_line, shown):
+    assert display_name("definition_httpx", "key_value", "toml", TOML, start_line) == shown
+
+
+def test_no_name_is_longer_than_the_limit():
+    long_heading = ["# " + "Support for the new proxy configuration API " * 4]
+    assert len(display_name("heading_1", "function", "markdown", long_heading, 1)) <= MAX_NAME
+    assert shorten("a" * 100) == "a" * (MAX_NAME - 3) + "..."
+    assert shorten("Support for the new proxy configuration API and much more besides, really") == (
+        "Support for the new proxy configuration API and much more..."
+    )
+    identifier = "test_digest_auth_returns_no_auth_if_no_digest_header_in_response"  # 64 characters
+    assert display_name(identifier, "function", "python") == identifier[:57] + "..."

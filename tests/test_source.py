@@ -1,0 +1,87 @@
+"""Files read as ChunkHound read them: decoding, line splitting, hashing, and ChunkHound's line numbers."""
+
+from __future__ import annotations
+
+import pytest
+import xxhash
+
+from onetool_code import request
+from onetool_code.hits import Hit
+from onetool_code.shaping import shape
+from onetool_code.source import SourceFiles, Unread, decode, file_text, split_lines
+
+
+@pytest.mark.parametrize(
+    ("text", "lines"),
+    [
+        ("a\nb\n", ("a", "b")),
+        ("a\nb", ("a", "b")),
+        ("a\r\nb\r\n", ("a", "b")),
+        ("a\n\n", ("a", "")),
+        ("", ("",)),
+        # Not line breaks for a file's line numbers (str.splitlines breaks at every one of them):
+        ("a\fb\vc\x1cd\x1de\x1ef\x85g\u2028h\u2029i\n", ("a\fb\vc\x1cd\x1de\x1ef\x85g\u2028h\u2029i",)),
+    ],
+)
+def test_lines_are_split_at_newlines_only(text, lines):
+    assert split_lines(text) == lines
+
+
+def test_a_function_after_form_feed_lines_is_on_its_own_line(tmp_path):
+    """Tree-sitter, ChunkHound and the indexer put ``def f`` on line 6; splitting with ``str.splitlines``
+    showed it on line 8 (two form-feed lines counted twice)."""
+    source = "import os\n\f\n# -- helpers\fmore\n\f\n\ndef f():\n    return os.sep\n"
+    (tmp_path / "a.py").write_text(source)
+    hit = Hit(1, "a.py", "python", "function", "f", "def f():\n    return os.sep", 6, 7, 0.5)
+    req = request.parse(
+        queries="sep", batch=False, limit=None, offset=None, language=None, chunk_type=None, include=None,
+        exclude=None, expand=None, mode=None, content=None, format=None, max_bytes=None, default_limit=10,
+        default_max_bytes=5000,
+    )  # fmt: skip
+    (result,) = shape([hit], req, tmp_path)
+    assert (result.start_line, result.end_line, result.note) == (6, 7, None)
+    assert result.content == ["def f():", "    return os.sep"] and result.match_lines == [7]
+
+
+def test_utf8_else_latin1_as_chunkhound_decodes():
+    assert decode("café".encode()) == "café"
+    assert decode(b"caf\xe9 \xff") == "caf\xe9 \xff"  # not UTF-8: Latin-1, every byte a character
+
+
+def test_a_file_text_knows_its_hash_size_and_lines():
+    data = b"# caf\xe9\r\nx = 1\r\n"
+    text = file_text(data, 12.5)
+    assert text.lines == ("# caf\xe9", "x = 1")
+    assert (text.size, text.mtime, text.digest) == (len(data), 12.5, xxhash.xxh3_64_hexdigest(data))
+
+
+@pytest.mark.parametrize(
+    ("data", "chunkhound_line", "file_line"),
+    [
+        (b"x\ny\n", 2, 2),
+        (b"\n\n\nimport os\n", 1, 4),  # ChunkHound strips leading blank lines before numbering
+        (b"  \n\t\n  x = 1\n", 1, 3),
+        (b"\r\n\r\nx\r\n", 1, 3),
+        (b"a\rb\nc\n", 3, 2),  # a lone CR ends a line for ChunkHound (universal newlines), not for the file
+        (b"a\rb\nc\n", 2, 1),
+        (b"\xef\xbb\xbf\nx\n", 2, 2),  # a BOM is not whitespace: nothing stripped
+        (b"x\n", 9, 1),  # clamped to the file
+    ],
+)
+def test_chunkhound_line_numbers_map_onto_the_files(data, chunkhound_line, file_line):
+    assert file_text(data, 0.0).from_chunkhound(chunkhound_line) == file_line
+
+
+def test_a_bom_is_not_part_of_the_first_line():
+    assert file_text(b"\xef\xbb\xbfimport os\n", 0.0).lines == ("import os",)
+
+
+def test_files_outside_the_root_or_gone_are_not_read(tmp_path):
+    (tmp_path / "outside.py").write_text("secret\n")
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "link.py").symlink_to(tmp_path / "outside.py")
+    sources = SourceFiles(root)
+    assert sources.read("link.py") == Unread("resolves outside the project root; not read")
+    assert sources.read("gone.py") == Unread("deleted since indexing", gone=True)
+    assert sources.window("gone.py", 1, 3) == []
