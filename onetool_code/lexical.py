@@ -3,7 +3,7 @@
 Code is searched by the names in it, so a token is an identifier as written (``load_config``, lowercased) and
 also each of its parts (``load``, ``config``; ``parseOptions`` gives ``parseoptions``, ``parse``, ``options``):
 a query for the whole name finds the definition, a query in words finds it too. A chunk's document is its code,
-its symbol (again: the definition of a name outranks its uses) and its file's path.
+the name it defines (again: the definition of a name outranks its uses) and its file's path.
 
 Building costs seconds at 80,000 chunks (tokenising and bm25s' index), so a built index is kept in
 ``derived.STORE`` and also written to the user's cache directory (never into the project), keyed on the index
@@ -30,6 +30,7 @@ import numpy as np
 from onetool_code import index
 from onetool_code.derived import STORE, Key, Signature
 from onetool_code.filtering import Attributes
+from onetool_code.names import display_name
 from onetool_code.schema import Filters
 
 if TYPE_CHECKING:
@@ -38,12 +39,19 @@ if TYPE_CHECKING:
 
 # bm25s' defaults are Lucene's; k1 = 1.2 is the classic value for short documents such as code chunks.
 K1, B = 1.2, 0.75
-FORMAT = 1  # bump when what is written to the cache directory changes
+FORMAT = 2  # bump when what is written to the cache directory changes
 CACHE_ENV = "ONETOOL_CODE_CACHE_DIR"
 
 _WORD = re.compile(r"[A-Za-z0-9_]+")
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
-_PART_SUFFIX = re.compile(r"(?:_part\d+)+$")
+# The name a chunk defines, from its first lines, when ChunkHound's symbol is a made-up label
+# (``definition_line_144`` for ``export function shallowCopy``): ``def x``, ``function x``, ``class X``, ...,
+# ``a.b.x = function``.
+_DEFINED = re.compile(
+    r"\b(?:def|function\*?|class|interface|type|struct|enum|trait|fn|func|module|record)\s+([A-Za-z_$][\w$]*)|"
+    r"^\s*(?:export\s+)?(?:const|let|var)?\s*(?:[\w$]+\.)*([A-Za-z_$][\w$]*)\s*=\s*(?:async\s+)?function\b",
+    re.MULTILINE,
+)
 
 
 def word_tokens(word: str) -> list[str]:
@@ -144,6 +152,16 @@ def _load_or_build(con: duckdb.DuckDBPyConnection, db_path: Path, signature: Sig
     return lexical
 
 
+def defined_name(symbol: str, chunk_type: str, code: str) -> str:
+    """The name the chunk defines, counted once more in its document so that a definition outranks its uses:
+    ChunkHound's symbol when it is a real name, else the one its first lines define, else nothing."""
+    name = display_name(symbol, chunk_type, "")
+    if name:
+        return name
+    found = _DEFINED.search("\n".join(code.split("\n", 3)[:3]))
+    return next((group for group in found.groups() if group), "") if found else ""
+
+
 def build(con: duckdb.DuckDBPyConnection) -> LexicalIndex:
     """Tokenise every chunk (each distinct word split once) and index the documents with bm25s."""
     import bm25s
@@ -164,8 +182,7 @@ def build(con: duckdb.DuckDBPyConnection) -> LexicalIndex:
     chunk_ids, file_codes, type_codes, documents = [], [], [], []
     types: dict[str, int] = {}
     for chunk_id, file_id, chunk_type, symbol, code in index.lexical_corpus(con):
-        name = _PART_SUFFIX.sub("", symbol or "")
-        words = _WORD.findall(code or "") + _WORD.findall(name)
+        words = _WORD.findall(code or "") + _WORD.findall(defined_name(symbol or "", chunk_type, code or ""))
         document = [i for word in words for i in ids(word)]
         file_code = position[file_id]
         document.extend(vocabulary.setdefault(t, len(vocabulary)) for t in path_tokens[file_code])
