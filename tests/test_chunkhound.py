@@ -124,11 +124,11 @@ def _items(project, query, mode, **options):
         query=query, path=str(project.root), base_url=project.base_url, mode=mode, format="json",
         content="never", max_bytes=1_000_000, **options,
     )  # fmt: skip
-    assert isinstance(answer, list), answer
-    return answer
+    assert isinstance(answer, dict) and "results" in answer, answer
+    return answer["results"]
 
 
-@pytest.mark.parametrize("mode", ["semantic", "lexical"])
+@pytest.mark.parametrize("mode", ["semantic", "lexical", "hybrid"])
 def test_unchanged_sources_answer_at_chunkhounds_ranges_without_notes_or_made_up_names(chunkhound_project, mode):
     """Every hit's range, in the file's own numbers (ChunkHound's shift for a file starting with blank lines),
     lies inside a result of its file; no result says the file changed; every name is one a person would type."""
