@@ -12,7 +12,7 @@ PACKAGE = Path(onetool_code.__file__).parent
 # A module may import only modules of a lower level: data flows settings -> index -> ranking -> formatting ->
 # entry points, and a module reads knowing only what is below it.
 LEVELS = {
-    "errors": 0, "hits": 0, "schema": 0,
+    "errors": 0, "hits": 0, "schema": 0, "parameters": 0,
     "spans": 1,
     "settings": 2,
     "index": 3, "embeddings": 3, "derived": 3, "filtering": 3, "matching": 3, "ranking": 3, "definitions": 3, "source": 3, "request": 3,
