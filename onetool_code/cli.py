@@ -1,4 +1,4 @@
-"""The command line: ``python -m onetool_code status|search|batch|index|pack-path``.
+"""The command line: ``python -m onetool_code status|search|batch|index|mcp|pack-path``.
 
 The only module that writes to stdout/stderr. Results go to stdout through the one formatter; errors go to
 stderr as one ``Error: ...`` line. Exit codes: 0 success (no results included), 1 an error, 2 bad usage.
@@ -26,6 +26,7 @@ EXAMPLES = """examples:
   python -m onetool_code search "load_config" --mode lexical --content always --expand 5
   python -m onetool_code batch "auth logic|token refresh|session expiry" --limit 8
   python -m onetool_code index ~/src/myproject --no-embeddings
+  python -m onetool_code mcp --path ~/src/myproject
   python -m onetool_code pack-path
 
 exit codes: 0 success (also when nothing is found), 1 an error, 2 bad usage"""
@@ -80,6 +81,10 @@ def build_parser() -> argparse.ArgumentParser:
     index.add_argument(
         "--drop-hnsw", action="store_true", help="drop ChunkHound's HNSW index when vss is not installed here"
     )
+    mcp = commands.add_parser(
+        "mcp", parents=[where, no_cache], help="an MCP server over stdio: tools search, search_batch, status"
+    )
+    mcp.add_argument("--log-file", help="append the log spans to this file")
     commands.add_parser("pack-path", help="print the pack file to list in OneTool's tools_dir")
     return parser
 
@@ -145,6 +150,11 @@ def _run(args: argparse.Namespace) -> Any:
         return api.run_status(**place, format=args.format, **embedding)
     if args.command == "index":
         return _index(args, embedding)
+    if args.command == "mcp":
+        from onetool_code import mcp_server  # the MCP SDK takes a second to import: only this command pays
+
+        mcp_server.serve(**place, **embedding, cache=cache)
+        return None
     if args.command == "search":
         return api.run_search(**_given(args, parameters.SEARCH), **embedding, cache=cache)
     return api.run_batch(**_given(args, parameters.SEARCH_BATCH), **embedding, cache=cache)

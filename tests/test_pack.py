@@ -17,10 +17,10 @@ PACK_FILE = Path(pack.__file__)
 
 def test_pack_file_imports_standalone_with_heavy_modules_blocked():
     """OneTool loads the file by path, not as part of the package; duckdb, openai and tree-sitter must not
-    be needed to import it (they load on the first call)."""
+    be needed to import it (they load on the first call), nor the MCP SDK (only the mcp command uses it)."""
     code = f"""
 import importlib.util, sys, time, json
-for name in ("duckdb", "openai", "tree_sitter", "tree_sitter_language_pack", "numpy", "structlog", "yaml"):
+for name in ("duckdb", "openai", "tree_sitter", "tree_sitter_language_pack", "numpy", "structlog", "yaml", "mcp", "anyio"):
     sys.modules[name] = None
 started = time.perf_counter()
 spec = importlib.util.spec_from_file_location("ot_tool.tools.code", {str(PACK_FILE)!r})

@@ -61,6 +61,7 @@ def test_the_library_signatures_are_the_description(function):
     ("search", (*parameters.SEARCH, *parameters.EMBEDDING)),
     ("batch", (*parameters.SEARCH_BATCH, *parameters.EMBEDDING)),
     ("status", (*parameters.STATUS, parameters.FORMAT, *parameters.EMBEDDING)),
+    ("mcp", (*parameters.STATUS, *parameters.EMBEDDING)),
 ])  # fmt: skip
 def test_every_parameter_has_its_flag_with_its_doc(command, described):
     sub = cli.build_parser()._subparsers._group_actions[0].choices[command]
