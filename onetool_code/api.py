@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from onetool_code import engine, formatting, report, request, settings, shaping
 from onetool_code.errors import OneToolCodeError
-from onetool_code.spans import span
+from onetool_code.spans import Span, span
 
 Result = str | list[Any] | dict[str, Any]
 
@@ -43,8 +44,14 @@ def run_search(
     host: settings.OneToolHost | None = None,
 ) -> Result:
     """Search one query: the best hits, merged and formatted (see ``code.search``'s docstring for the options)."""
-    options = dict(locals())
-    return _search("code.search", queries=options.pop("query"), batch=False, **options)
+    with span("code.search", query=query, mode=mode) as s:
+        resolved = _resolve(s, path, db, provider, model, base_url, cache, host)
+        req = request.parse(
+            queries=query, batch=False, limit=limit, offset=offset, language=language, chunk_type=chunk_type,
+            include=include, exclude=exclude, expand=expand, mode=mode, content=content, format=format,
+            max_bytes=max_bytes, default_limit=resolved.limit, default_max_bytes=resolved.max_bytes,
+        )  # fmt: skip
+        return _answer(s, resolved, req)
 
 
 def run_batch(
@@ -70,14 +77,19 @@ def run_batch(
 ) -> Result:
     """Several queries, one embeddings request, one fused list of at most ``limit`` hits, each tagged with
     the queries that found it."""
-    return _search("code.search_batch", batch=True, offset=0, **locals())
+    with span("code.search_batch", mode=mode) as s:
+        resolved = _resolve(s, path, db, provider, model, base_url, cache, host)
+        req = request.parse(
+            queries=queries, batch=True, limit=limit, offset=None, language=language, chunk_type=chunk_type,
+            include=include, exclude=exclude, expand=expand, mode=mode, content=content, format=format,
+            max_bytes=max_bytes, default_limit=resolved.limit, default_max_bytes=resolved.max_bytes,
+        )  # fmt: skip
+        s.add(queryCount=len(req.queries))
+        return _answer(s, resolved, req)
 
 
-def _search(
-    span_name: str,
-    *,
-    queries: str | Sequence[str],
-    batch: bool,
+def _resolve(
+    s: Span,
     path: str | None,
     db: str | None,
     provider: str | None,
@@ -85,28 +97,20 @@ def _search(
     base_url: str | None,
     cache: bool | None,
     host: settings.OneToolHost | None,
-    **options: Any,
-) -> Result:
-    fields = {} if batch else {"query": queries}
-    with span(span_name, **fields, mode=options["mode"]) as s:
-        resolved = settings.resolve(
-            path=path, db=db, provider=provider, model=model, base_url=base_url, cache=cache, host=host
-        )
-        s.add(project=str(resolved.project_root))
-        req = request.parse(
-            queries=queries,
-            batch=batch,
-            default_limit=resolved.limit,
-            default_max_bytes=resolved.max_bytes,
-            **options,
-        )
-        s.add(limit=req.limit, filters=_describe_filters(req))
-        if batch:
-            s.add(queryCount=len(req.queries))
-        ranked = engine.run(resolved, req)
-        s.add(resultCount=len(ranked.hits))
-        results = shaping.shape(ranked.hits, req, resolved.project_root)
-        return formatting.render_search(results, req, ranked.next_offset, ranked.notice)
+) -> settings.Settings:
+    resolved = settings.resolve(
+        path=path, db=db, provider=provider, model=model, base_url=base_url, cache=cache, host=host
+    )
+    s.add(project=str(resolved.project_root))
+    return resolved
+
+
+def _answer(s: Span, resolved: settings.Settings, req: request.Request) -> Result:
+    s.add(limit=req.limit, filters=_describe_filters(req))
+    ranked = engine.run(resolved, req)
+    s.add(resultCount=len(ranked.hits))
+    results = shaping.shape(ranked.hits, req, resolved.project_root)
+    return formatting.render_search(results, req, ranked.next_offset, ranked.notice)
 
 
 def run_status(
@@ -121,8 +125,7 @@ def run_status(
 ) -> Result:
     """Where the index is, what it holds, and whether ChunkHound is using it right now."""
     with span("code.status") as s:
-        resolved = settings.resolve(path=path, db=db, provider=provider, model=model, base_url=base_url, host=host)
-        s.add(project=str(resolved.project_root))
+        resolved = _resolve(s, path, db, provider, model, base_url, None, host)
         fmt = request.output_format(format)
         gathered = report.gather(resolved)
         s.add(files=gathered.files, chunks=gathered.chunks, locked=gathered.locked_by is not None)
@@ -144,37 +147,52 @@ def _describe_filters(req: request.Request) -> str:
     return " ".join(parts)
 
 
-def _boundary(run: Callable[..., Result], name: str) -> Callable[..., Result]:
-    """The error boundary: ``run_*`` raise (the CLI turns that into exit codes); the library and the pack
-    get the error as their answer. The span inside ``run`` has already logged the failure with its type
-    (and, for a bug, its traceback)."""
+@dataclass(frozen=True)
+class Outcome:
+    """A call behind the boundary: its answer, or the message of the error that stopped it."""
 
-    parameters = inspect.signature(run).parameters
+    answer: Result | None = None
+    error: str | None = None
+
+
+def call(run: Callable[..., Result], options: Mapping[str, Any], accepted: Sequence[str]) -> Outcome:
+    """Run ``run(**options)`` behind the error boundary: never raises.
+
+    ``accepted`` are the argument names this caller may give: every parameter of ``run`` for the library, the
+    tool's own for the MCP server (whose ``run`` already carries the user's settings). The span inside ``run``
+    has already logged a failure with its type (and, for a bug, its traceback).
+    """
+    unknown = sorted(set(options) - set(accepted))
+    if unknown:
+        valid = ", ".join(name for name in accepted if name != "host")  # the pack's, never a caller's
+        return Outcome(error=f"unknown argument {', '.join(unknown)}; valid: {valid}")
+    parameters = inspect.signature(run).parameters.items()
+    missing = [name for name, p in parameters if p.default is p.empty and name not in options]
+    if missing:
+        return Outcome(error=f"missing required argument {', '.join(missing)}")
+    try:
+        return Outcome(answer=run(**options))
+    except OneToolCodeError as exc:
+        return Outcome(error=str(exc))
+    except Exception as exc:
+        return Outcome(error=f"internal error ({type(exc).__name__}): {exc}")
+
+
+def _boundary(run: Callable[..., Result], name: str) -> Callable[..., Result]:
+    """The library's functions: ``run_*`` raise (the CLI turns that into exit codes); the library and the pack
+    get the error as their answer, in the format they asked for."""
+    accepted = tuple(inspect.signature(run).parameters)
 
     @functools.wraps(run)
     def guarded(*positional: Any, **options: Any) -> Result:
         if positional:
             return formatting.render_error(
-                f'{name}() takes keyword arguments only, e.g. {name}({next(iter(parameters))}="...")',
-                options.get("format"),
+                f'{name}() takes keyword arguments only, e.g. {name}({accepted[0]}="...")', options.get("format")
             )
-        unknown = sorted(set(options) - set(parameters))
-        if unknown:
-            valid = ", ".join(name for name in parameters if name != "host")
-            return formatting.render_error(
-                f"unknown argument {', '.join(unknown)}; valid: {valid}", options.get("format")
-            )
-        missing = [name for name, p in parameters.items() if p.default is p.empty and name not in options]
-        if missing:
-            return formatting.render_error(f"missing required argument {', '.join(missing)}", options.get("format"))
-        try:
-            return run(**options)
-        except OneToolCodeError as exc:
-            return formatting.render_error(str(exc), options.get("format", "text"))
-        except Exception as exc:
-            return formatting.render_error(
-                f"internal error ({type(exc).__name__}): {exc}", options.get("format", "text")
-            )
+        outcome = call(run, options, accepted)
+        if outcome.error is not None:
+            return formatting.render_error(outcome.error, options.get("format"))
+        return outcome.answer
 
     return guarded
 

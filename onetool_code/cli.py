@@ -1,4 +1,4 @@
-"""The command line: ``python -m onetool_code status|search|batch|index|pack-path``.
+"""The command line: ``python -m onetool_code status|search|batch|index|mcp|pack-path``.
 
 The only module that writes to stdout/stderr. Results go to stdout through the one formatter; errors go to
 stderr as one ``Error: ...`` line. Exit codes: 0 success (no results included), 1 an error, 2 bad usage.
@@ -11,11 +11,12 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn
 
-from onetool_code import api, request
+from onetool_code import api, parameters
 from onetool_code.errors import OneToolCodeError
 from onetool_code.spans import LOGGER_NAME
 
@@ -26,6 +27,7 @@ EXAMPLES = """examples:
   python -m onetool_code search "load_config" --mode lexical --content always --expand 5
   python -m onetool_code batch "auth logic|token refresh|session expiry" --limit 8
   python -m onetool_code index ~/src/myproject --no-embeddings
+  python -m onetool_code mcp --path ~/src/myproject
   python -m onetool_code pack-path
 
 exit codes: 0 success (also when nothing is found), 1 an error, 2 bad usage"""
@@ -43,32 +45,21 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--path", help="project root (default: $OT_CWD, else the current directory)")
-    common.add_argument("--db", help="index file, or a directory holding chunks.db (relative to the project)")
-    common.add_argument("--provider", help="embedding provider recorded in the index (default: openai)")
-    common.add_argument("--model", help="embedding model (default: text-embedding-3-small)")
-    common.add_argument("--base-url", help="OpenAI-compatible API base URL (a local server needs no key)")
-    common.add_argument("--format", choices=request.FORMATS, default="text", help="output format (default: text)")
+    where = argparse.ArgumentParser(add_help=False)
+    _flags(where, parameters.PATH, parameters.DB, *parameters.EMBEDDING)
+    where.add_argument("--verbose", "-v", action="store_true", help="show log spans on stderr")
+
+    common = argparse.ArgumentParser(add_help=False, parents=[where])
+    _flags(common, parameters.FORMAT)
     common.add_argument("--json", action="store_const", const="json", dest="format", help="same as --format json")
-    common.add_argument("--verbose", "-v", action="store_true", help="show log spans on stderr")
 
     searching = argparse.ArgumentParser(add_help=False)
-    searching.add_argument("--limit", help="results, 1-100 (default 10)")
-    searching.add_argument("--language", help="language(s), |-separated: python|ts|go")
-    searching.add_argument("--chunk-type", help="chunk type(s), |-separated: function|method|class")
-    searching.add_argument("--include", help="keep only paths containing one of these |-separated substrings")
-    searching.add_argument("--exclude", help="drop paths containing any of these |-separated substrings")
-    searching.add_argument("--expand", help="lines of context (0-200) around each hit, read from disk")
-    searching.add_argument(
-        "--mode",
-        default="hybrid",
-        help="hybrid (default: meaning and words, defining code first), semantic (ChunkHound's order), "
-        "lexical (words; no key needed), regex (a regular expression over the code)",
-    )
-    searching.add_argument("--content", default="auto", help="auto (by result count), always, never")
-    searching.add_argument("--max-bytes", help="response budget in bytes (default 5000)")
-    searching.add_argument("--no-cache", action="store_true", help="skip the in-process vector cache")
+    _flags(
+        searching, parameters.LIMIT, parameters.LANGUAGE, parameters.CHUNK_TYPE, parameters.INCLUDE,
+        parameters.EXCLUDE, parameters.EXPAND, parameters.MODE, parameters.CONTENT, parameters.MAX_BYTES,
+    )  # fmt: skip
+    no_cache = argparse.ArgumentParser(add_help=False)
+    no_cache.add_argument("--no-cache", action="store_true", help="skip the in-process vector cache")
 
     parser = _Parser(
         prog="python -m onetool_code",
@@ -78,19 +69,31 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
     commands.add_parser("status", parents=[common], help="what the index holds and whether it is in use")
-    search = commands.add_parser("search", parents=[common, searching], help="search with one query")
-    search.add_argument("query")
-    search.add_argument("--offset", help="skip this many hits (the next page)")
-    batch = commands.add_parser("batch", parents=[common, searching], help="several |-separated queries, fused")
-    batch.add_argument("queries")
+    search = commands.add_parser("search", parents=[common, searching, no_cache], help="search with one query")
+    search.add_argument("query", help=parameters.QUERY.doc)
+    _flags(search, parameters.OFFSET)
+    batch = commands.add_parser(
+        "batch", parents=[common, searching, no_cache], help="several |-separated queries, fused"
+    )
+    batch.add_argument("queries", help=parameters.QUERIES.doc)
     index = commands.add_parser("index", parents=[common], help="write a ChunkHound-compatible index")
     index.add_argument("project", nargs="?", help="project root (default: --path, $OT_CWD or the cwd)")
     index.add_argument("--no-embeddings", action="store_true", help="store chunks only (enough for lexical search)")
     index.add_argument(
         "--drop-hnsw", action="store_true", help="drop ChunkHound's HNSW index when vss is not installed here"
     )
+    mcp = commands.add_parser(
+        "mcp", parents=[where, no_cache], help="an MCP server over stdio: tools search, search_batch, status"
+    )
+    mcp.add_argument("--log-file", help="append the log spans to this file")
     commands.add_parser("pack-path", help="print the pack file to list in OneTool's tools_dir")
     return parser
+
+
+def _flags(parser: argparse.ArgumentParser, *described: parameters.Parameter) -> None:
+    """One flag per parameter, as raw text: the library checks and converts it (``--mode Lexical`` works)."""
+    for p in described:
+        parser.add_argument(p.flag, help=p.doc)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -101,19 +104,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "pack-path":
         print(Path(__file__).with_name("pack.py"))
         return 0
-    logger = logging.getLogger(LOGGER_NAME)
-    handler, level = logging.StreamHandler(sys.stderr), logger.level
-    if args.verbose:
-        logger.addHandler(handler)
-        logger.setLevel(logging.INFO)
     try:
-        result = _run(args)
+        with _spans_shown(args):
+            result = _run(args)
     except OneToolCodeError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return exc.exit_code
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
+    if result is None:
+        return 0
     try:
         print(result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, indent=2), flush=True)
     except BrokenPipeError:
@@ -123,31 +121,55 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+@contextmanager
+def _spans_shown(args: argparse.Namespace) -> Iterator[None]:
+    """Send the log spans where the flags say, a file (``mcp --log-file``) or stderr (``--verbose``), and
+    put the logger back after."""
+    log_file = getattr(args, "log_file", None)
+    if log_file:
+        try:
+            handler: logging.Handler = logging.FileHandler(Path(log_file).expanduser(), encoding="utf-8")
+        except OSError as exc:
+            raise OneToolCodeError(f"cannot open the log file {log_file}: {exc.strerror}") from exc
+    elif args.verbose:
+        handler = logging.StreamHandler(sys.stderr)
+    else:
+        yield
+        return
+    logger = logging.getLogger(LOGGER_NAME)
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        handler.close()
+        logger.setLevel(level)
+
+
 def _run(args: argparse.Namespace) -> Any:
-    embedding = {"provider": args.provider, "model": args.model, "base_url": args.base_url}
+    """The command's answer, or None for the MCP server (it answered over stdio)."""
+    embedding = {p.name: getattr(args, p.name) for p in parameters.EMBEDDING}
+    place = {"path": args.path, "db": args.db}
+    cache = False if getattr(args, "no_cache", False) else None
     if args.command == "status":
-        return api.run_status(path=args.path, db=args.db, format=args.format, **embedding)
+        return api.run_status(**place, format=args.format, **embedding)
     if args.command == "index":
         return _index(args, embedding)
-    options = {
-        "path": args.path,
-        "db": args.db,
-        "limit": args.limit,
-        "language": args.language,
-        "chunk_type": args.chunk_type,
-        "include": args.include,
-        "exclude": args.exclude,
-        "expand": args.expand,
-        "mode": args.mode,
-        "content": args.content,
-        "format": args.format,
-        "max_bytes": args.max_bytes,
-        "cache": False if args.no_cache else None,
-        **embedding,
-    }
+    if args.command == "mcp":
+        from onetool_code import mcp_server  # the MCP SDK takes a second to import: only this command pays
+
+        mcp_server.serve(**place, **embedding, cache=cache)
+        return None
     if args.command == "search":
-        return api.run_search(query=args.query, offset=args.offset, **options)
-    return api.run_batch(queries=args.queries, **options)
+        return api.run_search(**_given(args, parameters.SEARCH), **embedding, cache=cache)
+    return api.run_batch(**_given(args, parameters.SEARCH_BATCH), **embedding, cache=cache)
+
+
+def _given(args: argparse.Namespace, described: Sequence[parameters.Parameter]) -> dict[str, Any]:
+    """A tool's arguments from its flags (and positional query), by the parameters' description."""
+    return {p.name: getattr(args, p.name) for p in described}
 
 
 def _index(args: argparse.Namespace, embedding: dict[str, str | None]) -> str:

@@ -43,18 +43,19 @@ def search(
         path: Project root (default: OT_CWD, else the current directory; ~ and relative paths work).
         db: Index file or directory, relative to the project (default: ChunkHound's .chunkhound/db/chunks.db).
         limit: Number of hits, 1-100 (default 10).
-        offset: Skip this many hits: the next page (the answer names the next offset).
+        offset: Skip this many hits, 0-100,000: the next page (the answer names the next offset).
         language: Only these languages, |-separated (python|typescript|go; aliases like py, ts, rs work).
         chunk_type: Only these chunk types, |-separated (function|method|class|interface|struct|comment|...).
         include: Keep only paths containing one of these |-separated substrings (case-insensitive).
         exclude: Drop paths containing any of these |-separated substrings (exclude="test|mock|fixture").
-        expand: Lines of context (0-200) before and after each hit, read from the file; implies code.
-        mode: "hybrid" (the default: meaning and words fused, the defining code first; falls back to words
-            alone when it cannot embed), "semantic" (ChunkHound's own ranking), "lexical" (words and
-            identifiers; needs no API key) or "regex" (query is a regular expression over the code).
+        expand: Lines of context, 0-200, before and after each hit, read from the file; implies code.
+        mode: "hybrid" (the default: meaning and words fused, the defining code first; falls back to words alone
+            when it cannot embed), "semantic" (ChunkHound's own ranking), "lexical" (words and identifiers;
+            needs no API key) or "regex" (query is a regular expression over the code).
         content: "auto" (code for 1-3 hits), "always" or "never".
-        format: "text" (default), "json" (a list of result dicts) or "compact" (JSON with short keys).
-        max_bytes: Response budget in bytes (default 5,000).
+        format: "text" (the default), "json" (a dict of results with full field names) or "compact" (the same
+            with short keys).
+        max_bytes: Response budget in bytes, 500-1,000,000 (default 5,000).
 
     Returns:
         The hits as text (``Found N results for: ...``), a list/dict for json/compact, or ``Error: ...``
@@ -95,18 +96,21 @@ def search_batch(
 
     Args:
         queries: Up to 20 queries, |-separated ("auth logic|token refresh") or a list.
-        path: Project root (default: OT_CWD, else the current directory).
-        db: Index file or directory, relative to the project.
-        limit: Total number of hits, 1-100 (default 10).
-        language: Only these languages, |-separated.
-        chunk_type: Only these chunk types, |-separated.
-        include: Keep only paths containing one of these |-separated substrings.
-        exclude: Drop paths containing any of these |-separated substrings.
-        expand: Lines of context (0-200) around each hit; implies code.
-        mode: "hybrid" (default), "semantic", "lexical" or "regex".
-        content: "auto", "always" or "never".
-        format: "text", "json" or "compact".
-        max_bytes: Response budget in bytes (default 5,000).
+        path: Project root (default: OT_CWD, else the current directory; ~ and relative paths work).
+        db: Index file or directory, relative to the project (default: ChunkHound's .chunkhound/db/chunks.db).
+        limit: Number of hits, 1-100 (default 10).
+        language: Only these languages, |-separated (python|typescript|go; aliases like py, ts, rs work).
+        chunk_type: Only these chunk types, |-separated (function|method|class|interface|struct|comment|...).
+        include: Keep only paths containing one of these |-separated substrings (case-insensitive).
+        exclude: Drop paths containing any of these |-separated substrings (exclude="test|mock|fixture").
+        expand: Lines of context, 0-200, before and after each hit, read from the file; implies code.
+        mode: "hybrid" (the default: meaning and words fused, the defining code first; falls back to words alone
+            when it cannot embed), "semantic" (ChunkHound's own ranking), "lexical" (words and identifiers;
+            needs no API key) or "regex" (query is a regular expression over the code).
+        content: "auto" (code for 1-3 hits), "always" or "never".
+        format: "text" (the default), "json" (a dict of results with full field names) or "compact" (the same
+            with short keys).
+        max_bytes: Response budget in bytes, 500-1,000,000 (default 5,000).
 
     Returns:
         The fused hits as text, a list/dict for json/compact, or ``Error: ...``.
@@ -128,8 +132,8 @@ def status(*, path: str | None = None, db: str | None = None) -> str | list | di
     languages, and whether ChunkHound is using it right now. Tells how to index an unindexed project.
 
     Args:
-        path: Project root (default: OT_CWD, else the current directory).
-        db: Index file or directory, relative to the project.
+        path: Project root (default: OT_CWD, else the current directory; ~ and relative paths work).
+        db: Index file or directory, relative to the project (default: ChunkHound's .chunkhound/db/chunks.db).
 
     Returns:
         A short report as text, or ``Error: Project not indexed. Run: chunkhound index ...``.

@@ -1,6 +1,7 @@
 """Turn the caller's raw arguments into one validated ``Request``; every message says what is accepted.
 
-Agents pass strings where numbers are expected (``limit="5"``), so numeric strings are accepted; anything
+The ranges, choices and defaults are ``parameters.py``'s. Agents pass strings where numbers are expected
+(``limit="5"``), so numeric strings are accepted; anything
 else that is off is a ``BadInputError`` naming the parameter, the value and the valid range or choices.
 """
 
@@ -10,19 +11,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from onetool_code import schema
+from onetool_code import parameters, schema
 from onetool_code.errors import BadInputError
+from onetool_code.parameters import Parameter
 
-MAX_QUERY_CHARS = 2000
-MAX_BATCH_QUERIES = 20
-MAX_LIMIT = 100
-MAX_EXPAND = 200
-MAX_OFFSET = 100_000
-MIN_MAX_BYTES = 500
-MAX_MAX_BYTES = 1_000_000
-MODES = ("hybrid", "semantic", "lexical", "regex")
-CONTENT = ("auto", "always", "never")
-FORMATS = ("text", "json", "compact")
 # ``str.isdigit`` accepts "²" and "٣", which ``int`` then rejects or reads as another number.
 _ASCII_INTEGER = re.compile(r"-?[0-9]+")
 
@@ -62,26 +54,24 @@ def parse(
     return Request(
         queries=_batch_queries(queries) if batch else (_query(queries),),
         batch=batch,
-        limit=default_limit if limit is None else _number("limit", limit, 1, MAX_LIMIT),
-        offset=0 if offset is None else _number("offset", offset, 0, MAX_OFFSET),
+        limit=default_limit if limit is None else _number(parameters.LIMIT, limit),
+        offset=parameters.OFFSET.default if offset is None else _number(parameters.OFFSET, offset),
         filters=schema.Filters(
             languages=languages(language),
             chunk_types=chunk_types(chunk_type),
             include=_needles("include", include),
             exclude=_needles("exclude", exclude),
         ),
-        expand=None if expand is None else _number("expand", expand, 0, MAX_EXPAND),
-        mode=choice("mode", mode, MODES),
-        content=choice("content", content, CONTENT),
+        expand=None if expand is None else _number(parameters.EXPAND, expand),
+        mode=choice(parameters.MODE, mode),
+        content=choice(parameters.CONTENT, content),
         format=output_format(format),
-        max_bytes=default_max_bytes
-        if max_bytes is None
-        else _number("max_bytes", max_bytes, MIN_MAX_BYTES, MAX_MAX_BYTES),
+        max_bytes=default_max_bytes if max_bytes is None else _number(parameters.MAX_BYTES, max_bytes),
     )
 
 
 def output_format(value: object) -> str:
-    return choice("format", value, FORMATS)
+    return choice(parameters.FORMAT, value)
 
 
 def _query(value: object) -> str:
@@ -97,8 +87,8 @@ def _query(value: object) -> str:
             f"query is not valid text: character {exc.start + 1} is {exc.object[exc.start]!r} (an unpaired "
             "surrogate, e.g. from bytes that are not UTF-8)"
         ) from exc
-    if len(text) > MAX_QUERY_CHARS:
-        raise BadInputError(f"query is {len(text):,} characters long; at most {MAX_QUERY_CHARS:,} are accepted")
+    if len(text) > parameters.QUERY.high:
+        raise BadInputError(f"query is {len(text):,} characters long; at most {parameters.QUERY.high:,} are accepted")
     return text
 
 
@@ -112,12 +102,13 @@ def _batch_queries(value: object) -> tuple[str, ...]:
     texts = [p for p in parts if not (isinstance(p, str) and not p.strip())]
     if not texts:
         raise BadInputError('queries is empty: give one or more queries, e.g. queries="auth logic|token refresh"')
-    if len(texts) > MAX_BATCH_QUERIES:
-        raise BadInputError(f"{len(texts)} queries given; at most {MAX_BATCH_QUERIES} per batch")
+    if len(texts) > parameters.QUERIES.high:
+        raise BadInputError(f"{len(texts)} queries given; at most {parameters.QUERIES.high} per batch")
     return tuple(_query(t) for t in texts)
 
 
-def _number(name: str, value: object, low: int, high: int) -> int:
+def _number(parameter: Parameter, value: object) -> int:
+    low, high = parameter.low, parameter.high
     if isinstance(value, bool):
         number = None
     elif isinstance(value, int):
@@ -127,19 +118,16 @@ def _number(name: str, value: object, low: int, high: int) -> int:
     else:
         number = None
     if number is None or not low <= number <= high:
-        raise BadInputError(f"{name} must be a whole number from {low} to {high:,}, got {value!r}")
+        raise BadInputError(f"{parameter.name} must be a whole number from {low} to {high:,}, got {value!r}")
     return number
 
 
-def choice(name: str, value: object, valid: Sequence[str]) -> str:
+def choice(parameter: Parameter, value: object) -> str:
     if value is None:
-        return valid[0]
-    if not isinstance(value, str):
-        raise BadInputError(f"{name} must be one of {', '.join(valid)}; got {value!r}")
-    text = value.strip().lower()
-    if text not in valid:
-        raise BadInputError(f"{name} must be one of {', '.join(valid)}; got {value!r}")
-    return text
+        return parameter.default
+    if not isinstance(value, str) or value.strip().lower() not in parameter.choices:
+        raise BadInputError(f"{parameter.name} must be one of {', '.join(parameter.choices)}; got {value!r}")
+    return value.strip().lower()
 
 
 def _split(name: str, value: object) -> list[str]:

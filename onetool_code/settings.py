@@ -22,15 +22,16 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from onetool_code import schema
+from onetool_code import parameters, schema
 from onetool_code.errors import BadInputError, OneToolCodeError
 from onetool_code.spans import note
 
 DEFAULT_PROVIDER = "openai"
 DEFAULT_MODEL = "text-embedding-3-small"
-DEFAULT_LIMIT = 10
-DEFAULT_MAX_BYTES = 5000
-DEFAULT_TIMEOUT = 30.0
+# OneTool's tools.code.timeout: a setting of the host, not a parameter of a call.
+TIMEOUT = parameters.Parameter(
+    "timeout", "integer", "Seconds per embeddings request, its retries included.", default=30, low=1, high=600
+)
 MAX_RETRIES = 2
 SECRETS_ENV = "ONETOOL_CODE_SECRETS"
 KEY_NAME = "OPENAI_API_KEY"
@@ -72,9 +73,9 @@ class Settings:
     base_url: str | None
     base_url_source: str | None  # where base_url was named: "argument", "tools.code", PROJECT_CONFIG, an env var
     keys: KeyPlaces = field(repr=False)
-    limit: int = DEFAULT_LIMIT
-    max_bytes: int = DEFAULT_MAX_BYTES
-    timeout: float = DEFAULT_TIMEOUT
+    limit: int = parameters.LIMIT.default
+    max_bytes: int = parameters.MAX_BYTES.default
+    timeout: float = TIMEOUT.default
     cache: bool = True
 
     @property
@@ -135,10 +136,10 @@ def resolve(
         base_url=url,
         base_url_source=url_source,
         keys=KeyPlaces(root, Secret(str(project_key)) if project_key else None, host),
-        limit=_int_setting(tool, "limit", DEFAULT_LIMIT, 1, 100),
-        max_bytes=_int_setting(tool, "max_bytes", DEFAULT_MAX_BYTES, 500, 1_000_000),
+        limit=_int_setting(tool, parameters.LIMIT),
+        max_bytes=_int_setting(tool, parameters.MAX_BYTES),
         timeout=_timeout(tool, embedding),
-        cache=cache if cache is not None else _bool_setting(tool, "cache", True),
+        cache=cache if cache is not None else _bool_setting(tool, parameters.CACHE),
     )
 
 
@@ -295,27 +296,29 @@ def _read_secrets(secrets_file: Path, *, explicit: bool) -> Mapping[str, Any]:
 def _timeout(tool: Mapping[str, Any], embedding: Mapping[str, Any]) -> float:
     """Seconds for one embeddings request, retries included: ``tools.code.timeout``, else ChunkHound's own
     ``embedding.timeout`` from ``.chunkhound.json`` (the index was built with that server's pace), else 30."""
-    if tool.get("timeout") is not None:
-        return float(_int_setting(tool, "timeout", int(DEFAULT_TIMEOUT), 1, 600))
+    if tool.get(TIMEOUT.name) is not None:
+        return float(_int_setting(tool, TIMEOUT))
     value = embedding.get("timeout")
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and 1 <= value <= 600:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and TIMEOUT.low <= value <= TIMEOUT.high:
         return float(value)
     if value is not None:
         note(f"ignored {PROJECT_CONFIG} embedding.timeout {value!r}: not a number of seconds from 1 to 600")
-    return DEFAULT_TIMEOUT
+    return float(TIMEOUT.default)
 
 
-def _bool_setting(tool: Mapping[str, Any], name: str, default: bool) -> bool:
-    value = tool.get(name, default)
+def _bool_setting(tool: Mapping[str, Any], parameter: parameters.Parameter) -> bool:
+    value = tool.get(parameter.name, parameter.default)
     if not isinstance(value, bool):
-        raise OneToolCodeError(f"OneTool setting tools.code.{name} must be true or false, got {value!r}")
+        raise OneToolCodeError(f"OneTool setting tools.code.{parameter.name} must be true or false, got {value!r}")
     return value
 
 
-def _int_setting(tool: Mapping[str, Any], name: str, default: int, low: int, high: int) -> int:
+def _int_setting(tool: Mapping[str, Any], parameter: parameters.Parameter) -> int:
+    """A whole number from OneTool's ``tools.code`` within the parameter's range, else its default."""
+    name, low, high = parameter.name, parameter.low, parameter.high
     value = tool.get(name)
     if value is None:
-        return default
+        return parameter.default
     try:
         number = int(value)
     except (TypeError, ValueError) as exc:

@@ -129,3 +129,22 @@ def project(sample_index, tmp_path) -> Project:
     root = tmp_path / "project"
     shutil.copytree(sample_index.root, root)
     return Project(root, root / sample_index.db.relative_to(sample_index.root), sample_index.base_url)
+
+
+@pytest.fixture(scope="session")
+def chunkhound():
+    """The real ChunkHound 6.1.0 in its own cached virtual environment (tests marked ``chunkhound``)."""
+    from tooling.chunkhound_env import ensure_chunkhound
+
+    return ensure_chunkhound()
+
+
+@pytest.fixture(scope="session")
+def chunkhound_project(chunkhound, server, tmp_path_factory) -> Project:
+    """The sample project indexed by ChunkHound itself (about a minute), with vectors from the test server, once
+    per session. ChunkHound refuses to reopen a copy (its sidecar records the indexed root), so tests that watch
+    it index share this one: each adds a file of its own and edits or removes none."""
+    root = tmp_path_factory.mktemp("chunkhound") / "project"
+    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".chunkhound"))
+    chunkhound.index(root, server.base_url)
+    return Project(root, root / ".chunkhound" / "db" / "chunks.db", server.base_url)

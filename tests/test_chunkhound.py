@@ -8,7 +8,6 @@ import shutil
 
 import pytest
 from conftest import ranked
-from tooling.chunkhound_env import ensure_chunkhound
 
 import onetool_code
 from onetool_code.source import file_text
@@ -23,22 +22,6 @@ QUERIES = [
     "HTTP route handler for books",
     "LoanService",
 ]
-
-
-@pytest.fixture(scope="module")
-def chunkhound():
-    return ensure_chunkhound()
-
-
-@pytest.fixture(scope="module")
-def chunkhound_project(chunkhound, server, tmp_path_factory):
-    """The sample project indexed by ChunkHound itself, with vectors from the test server."""
-    from conftest import SAMPLE, Project
-
-    root = tmp_path_factory.mktemp("chunkhound") / "project"
-    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".chunkhound"))
-    chunkhound.index(root, server.base_url)
-    return Project(root, root / ".chunkhound" / "db" / "chunks.db", server.base_url)
 
 
 def ours(project, query, include=None):

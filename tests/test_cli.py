@@ -66,7 +66,7 @@ def test_errors_exit_one_with_one_message_on_stderr(capsys, tmp_path):
     ("argv", "message"),
     [
         (["search", "x", "--limit", "ten"], "Error: limit must be a whole number from 1 to 100, got 'ten'\n"),
-        (["search", "x", "--format", "xml"], "Error: argument --format: invalid choice: 'xml'"),
+        (["search", "x", "--format", "xml"], "Error: format must be one of text, json, compact; got 'xml'\n"),
         (["serch", "x"], "Error: argument COMMAND: invalid choice: 'serch'"),
         (["search"], "Error: the following arguments are required: query"),
         (["search", "x", "--chunk-type", "widget"], "Error: unknown chunk_type 'widget'"),

@@ -10,9 +10,10 @@ import onetool_code
 PACKAGE = Path(onetool_code.__file__).parent
 
 # A module may import only modules of a lower level: data flows settings -> index -> ranking -> formatting ->
-# entry points, and a module reads knowing only what is below it.
+# entry points, and a module reads knowing only what is below it. The MCP server takes its tools' descriptions
+# from the pack's docstrings; the CLI starts it.
 LEVELS = {
-    "errors": 0, "hits": 0, "schema": 0,
+    "errors": 0, "hits": 0, "schema": 0, "parameters": 0,
     "spans": 1,
     "settings": 2,
     "index": 3, "embeddings": 3, "derived": 3, "filtering": 3, "matching": 3, "ranking": 3, "definitions": 3, "source": 3, "request": 3,
@@ -23,7 +24,9 @@ LEVELS = {
     "shaping": 7,
     "formatting": 8,
     "api": 9,
-    "cli": 10, "pack": 10, "__main__": 11, "__init__": 11,
+    "pack": 10,
+    "mcp_server": 11,
+    "cli": 12, "__main__": 13, "__init__": 13,
 }  # fmt: skip
 
 

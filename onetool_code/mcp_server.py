@@ -1,0 +1,196 @@
+"""The MCP server, ``python -m onetool_code mcp``: tools ``search``, ``search_batch`` and ``status`` over stdio.
+
+The trap: stdout is the protocol channel, and one stray byte on it (a ``print`` in a dependency, a C library
+writing to file descriptor 1) breaks the client's JSON-RPC stream. So the server writes protocol messages to a
+duplicate of the real stdout and points descriptor 1, and with it ``sys.stdout``, at stderr while it runs.
+
+Like the pack, it opens the index only inside a call, so ChunkHound can index or watch the project while the
+server runs; the vector cache lives as long as the server. Each call runs in a worker thread, so a slow
+embeddings request does not hold up the protocol (pings, cancellations, other calls).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from importlib.metadata import version
+from typing import Any, TextIO
+
+import anyio
+import anyio.to_thread
+import mcp.types as types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+from onetool_code import api, formatting, pack, parameters, settings
+from onetool_code.parameters import Parameter
+
+SERVER_NAME = "onetool-code"
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One MCP tool: the library function it calls and the parameters a call may set."""
+
+    name: str
+    run: Callable[..., api.Result]  # the library's ``run_*`` with the server's settings bound
+    parameters: tuple[Parameter, ...]
+    description: str
+
+    def listing(self) -> types.Tool:
+        return types.Tool(
+            name=self.name,
+            description=self.description,
+            inputSchema=input_schema(self.parameters),
+            annotations=types.ToolAnnotations(readOnlyHint=True),
+        )
+
+
+def input_schema(described: Sequence[Parameter]) -> dict[str, Any]:
+    """The JSON Schema of a tool's arguments, made from the parameters' description."""
+    return {
+        "type": "object",
+        "properties": {p.name: _property(p) for p in described},
+        "required": [p.name for p in described if p.required],
+        "additionalProperties": False,
+    }
+
+
+def _property(p: Parameter) -> dict[str, Any]:
+    if p.type == "integer":
+        schema: dict[str, Any] = {"type": "integer", "minimum": p.low, "maximum": p.high}
+    elif p.type == "queries":
+        texts = {"type": "array", "items": {"type": "string"}, "minItems": p.low, "maxItems": p.high}
+        schema = {"anyOf": [{"type": "string"}, texts]}
+    elif p.choices:
+        schema = {"type": "string", "enum": list(p.choices)}
+    else:
+        schema = {"type": "string"}
+        if p.high is not None:
+            schema.update(minLength=p.low, maxLength=p.high)
+    if p.default is not None:
+        schema["default"] = p.default
+    return {**schema, "description": p.doc}
+
+
+def _tools(
+    *,
+    root: str,
+    db: str | None,
+    provider: str | None,
+    model: str | None,
+    base_url: str | None,
+    cache: bool | None,
+) -> dict[str, Tool]:
+    """The three tools for a server started on project ``root``: a call's ``path`` and ``db`` default to the
+    server's; the embedding settings and the cache are the user's, fixed for every call."""
+    path_doc = f"Project root (default: {root}; ~ and absolute paths work)."
+    shown = {parameters.PATH: dataclasses.replace(parameters.PATH, doc=path_doc)}
+    if db is not None:
+        db_doc = f"Index file or directory, relative to the project (default: {db})."
+        shown[parameters.DB] = dataclasses.replace(parameters.DB, doc=db_doc)
+    place = {"path": root, "db": db}
+    embedding = {"provider": provider, "model": model, "base_url": base_url}
+    found = [
+        ("search", functools.partial(api.run_search, **place, **embedding, cache=cache), pack.search),
+        ("search_batch", functools.partial(api.run_batch, **place, **embedding, cache=cache), pack.search_batch),
+        ("status", functools.partial(api.run_status, **place, **embedding), pack.status),
+    ]
+    return {
+        name: Tool(
+            name=name,
+            run=run,
+            parameters=tuple(shown.get(p, p) for p in parameters.TOOLS[name]),
+            description=_description(documented),
+        )
+        for name, run, documented in found
+    }
+
+
+def _description(function: Callable[..., Any]) -> str:
+    """The pack's docstring up to its ``Args:``: the same product text the OneTool agent reads; the arguments
+    are described by the schema, and the pack's example is OneTool's syntax."""
+    return (inspect.getdoc(function) or "").split("\n\nArgs:")[0]
+
+
+async def _call(tool: Tool, arguments: Mapping[str, Any]) -> types.CallToolResult:
+    """One tool call through the library's error boundary: an error is a tool error carrying ``Error: ...``."""
+    # A JSON null is how many clients leave an optional argument out.
+    given = {name: value for name, value in arguments.items() if value is not None}
+    accepted = [p.name for p in tool.parameters]
+    outcome = await anyio.to_thread.run_sync(api.call, tool.run, given, accepted)
+    if outcome.error is not None:
+        return _result(formatting.render_error(outcome.error, "text"), error=True)
+    answer = outcome.answer
+    # json and compact answers are dicts: sent as compact JSON text, as OneTool sends them.
+    text = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False, separators=(",", ":"))
+    return _result(text, error=False)
+
+
+def _result(text: str, *, error: bool) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], isError=error)
+
+
+def _server(found: Mapping[str, Tool]) -> Server:
+    server: Server = Server(SERVER_NAME, version=version("onetool-code"))
+
+    @server.list_tools()
+    async def list_tools() -> list[types.Tool]:
+        return [tool.listing() for tool in found.values()]
+
+    # Arguments are checked by the library, not by the SDK against the schema: the library accepts what agents
+    # send ("5" for 5, "Lexical") and its messages say what is valid.
+    @server.call_tool(validate_input=False)
+    async def call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        tool = found.get(name)
+        if tool is None:
+            return _result(
+                formatting.render_error(f"unknown tool {name}; valid: {', '.join(found)}", "text"), error=True
+            )
+        return await _call(tool, arguments)
+
+    return server
+
+
+def serve(
+    *,
+    path: str | None,
+    db: str | None,
+    provider: str | None,
+    model: str | None,
+    base_url: str | None,
+    cache: bool | None,
+) -> None:
+    """Serve over stdin/stdout until the client closes stdin. A project path that does not exist fails here,
+    at start, not at every call."""
+    root = str(settings.project_root(path))
+    server = _server(_tools(root=root, db=db, provider=provider, model=model, base_url=base_url, cache=cache))
+
+    async def run() -> None:
+        with _stdout_for_protocol_only() as protocol:
+            async with stdio_server(stdout=anyio.wrap_file(protocol)) as (incoming, outgoing):
+                await server.run(incoming, outgoing, server.create_initialization_options())
+
+    anyio.run(run)
+
+
+@contextmanager
+def _stdout_for_protocol_only() -> Iterator[TextIO]:
+    """A duplicate of the real stdout for protocol messages; descriptor 1 points at stderr meanwhile."""
+    sys.stdout.flush()
+    protocol = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    try:
+        yield protocol
+    finally:
+        sys.stdout.flush()
+        protocol.flush()
+        os.dup2(protocol.fileno(), 1)
+        protocol.close()

@@ -1,0 +1,119 @@
+"""Every parameter of ``search``, ``search_batch`` and ``status``, described once: name, type, default, range, doc.
+
+The library's checks (``request.py``, ``settings.py``), the CLI's flags and the MCP server's input schemas are
+made from these records. The pack's signatures and docstrings are written out in ``pack.py``, because OneTool
+reads them from that file, and ``tests/test_parameters.py`` holds them (and the library's signatures) to these
+records. Standard library only: the pack's light import must stay light.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One parameter as every entry point shows it.
+
+    ``low``/``high`` bound an integer's value, a text's length in characters, or how many ``queries``.
+    ``configurable``: the default is a setting that OneTool's ``tools.code`` may change, so signatures say
+    None ("the configured default") and ``default`` is the value when nothing is configured.
+    """
+
+    name: str
+    type: str  # "text", "integer", "queries" (|-separated text or a list of texts), "switch"
+    doc: str  # one line: the pack's Args entry, the CLI's help, the MCP schema's description
+    default: Any = None
+    low: int | None = None
+    high: int | None = None
+    choices: tuple[str, ...] = ()
+    required: bool = False
+    configurable: bool = False
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    @property
+    def signature_default(self) -> Any:
+        """The default a function signature shows (None stands for the configured default)."""
+        return None if self.configurable else self.default
+
+
+QUERY = Parameter(
+    "query", "text", "What you are looking for, in words or identifiers (at most 2,000 characters).",
+    low=1, high=2000, required=True,
+)  # fmt: skip
+QUERIES = Parameter(
+    "queries", "queries", 'Up to 20 queries, |-separated ("auth logic|token refresh") or a list.',
+    low=1, high=20, required=True,
+)  # fmt: skip
+PATH = Parameter(
+    "path", "text", "Project root (default: OT_CWD, else the current directory; ~ and relative paths work)."
+)
+DB = Parameter(
+    "db", "text", "Index file or directory, relative to the project (default: ChunkHound's .chunkhound/db/chunks.db)."
+)
+LIMIT = Parameter(
+    "limit", "integer", "Number of hits, 1-100 (default 10).",
+    default=10, low=1, high=100, configurable=True,
+)  # fmt: skip
+OFFSET = Parameter(
+    "offset", "integer", "Skip this many hits, 0-100,000: the next page (the answer names the next offset).",
+    default=0, low=0, high=100_000,
+)  # fmt: skip
+LANGUAGE = Parameter(
+    "language", "text", "Only these languages, |-separated (python|typescript|go; aliases like py, ts, rs work)."
+)
+CHUNK_TYPE = Parameter(
+    "chunk_type", "text", "Only these chunk types, |-separated (function|method|class|interface|struct|comment|...)."
+)
+INCLUDE = Parameter(
+    "include", "text", "Keep only paths containing one of these |-separated substrings (case-insensitive)."
+)
+EXCLUDE = Parameter(
+    "exclude", "text", 'Drop paths containing any of these |-separated substrings (exclude="test|mock|fixture").'
+)
+EXPAND = Parameter(
+    "expand", "integer", "Lines of context, 0-200, before and after each hit, read from the file; implies code.",
+    low=0, high=200,
+)  # fmt: skip
+MODE = Parameter(
+    "mode", "text",
+    '"hybrid" (the default: meaning and words fused, the defining code first; falls back to words alone when it '
+    'cannot embed), "semantic" (ChunkHound\'s own ranking), "lexical" (words and identifiers; needs no API key) '
+    'or "regex" (query is a regular expression over the code).',
+    default="hybrid", choices=("hybrid", "semantic", "lexical", "regex"),
+)  # fmt: skip
+CONTENT = Parameter(
+    "content", "text", '"auto" (code for 1-3 hits), "always" or "never".',
+    default="auto", choices=("auto", "always", "never"),
+)  # fmt: skip
+FORMAT = Parameter(
+    "format", "text", '"text" (the default), "json" (a dict of results with full field names) or "compact" '
+    "(the same with short keys).",
+    default="text", choices=("text", "json", "compact"),
+)  # fmt: skip
+MAX_BYTES = Parameter(
+    "max_bytes", "integer", "Response budget in bytes, 500-1,000,000 (default 5,000).",
+    default=5000, low=500, high=1_000_000, configurable=True,
+)  # fmt: skip
+
+# The user's settings: library arguments and command-line/server flags, never a tool call's. An agent that could
+# pick base_url per call could send the user's API key to any server it names.
+PROVIDER = Parameter("provider", "text", "Embedding provider recorded in the index (default: openai).")
+MODEL = Parameter("model", "text", "Embedding model the index was built with (default: text-embedding-3-small).")
+BASE_URL = Parameter("base_url", "text", "OpenAI-compatible API base URL (a local server needs no key).")
+CACHE = Parameter(
+    "cache", "switch", "Keep the index's vectors in memory between calls (default: true).",
+    default=True, configurable=True,
+)  # fmt: skip
+EMBEDDING = (PROVIDER, MODEL, BASE_URL)
+
+# What a tool call may set, in the order the pack and the MCP server list them.
+_FILTERS_AND_SHAPE = (LANGUAGE, CHUNK_TYPE, INCLUDE, EXCLUDE, EXPAND, MODE, CONTENT, FORMAT, MAX_BYTES)
+SEARCH = (QUERY, PATH, DB, LIMIT, OFFSET, *_FILTERS_AND_SHAPE)
+SEARCH_BATCH = (QUERIES, PATH, DB, LIMIT, *_FILTERS_AND_SHAPE)
+STATUS = (PATH, DB)
+TOOLS = {"search": SEARCH, "search_batch": SEARCH_BATCH, "status": STATUS}

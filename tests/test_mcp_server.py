@@ -1,0 +1,334 @@
+"""The MCP server end to end: started as a client starts it (a subprocess over stdio) and driven by the SDK's own
+client, or by hand where every byte on its stdout must be seen."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, TextIO
+
+import anyio
+import anyio.to_thread
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from onetool_code import cli, parameters
+
+SERVER = ["-m", "onetool_code", "mcp"]
+# Seconds any one answer may take before the test fails instead of hanging (a ChunkHound index takes ~30 s).
+PATIENCE = 120
+
+
+@asynccontextmanager
+async def connected(errlog: TextIO, *args: str) -> AsyncIterator[ClientSession]:
+    """A session of the SDK's client with a server it started itself."""
+    server = StdioServerParameters(command=sys.executable, args=[*SERVER, *args], env=dict(os.environ))
+    async with (
+        stdio_client(server, errlog=errlog) as (read, write),
+        ClientSession(read, write, read_timeout_seconds=timedelta(seconds=PATIENCE)) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+def talk(tmp_path: Path, args: list[str], scenario: Callable[[ClientSession], Awaitable[Any]]) -> Any:
+    """Run ``scenario`` against a fresh server started with ``args``; what it returns."""
+
+    async def main() -> Any:
+        with (tmp_path / "server-stderr.txt").open("w") as errlog:
+            async with connected(errlog, *args) as session:
+                return await scenario(session)
+
+    return anyio.run(main)
+
+
+def text(result) -> str:
+    (content,) = result.content
+    return content.text
+
+
+def test_the_three_tools_are_listed_with_schemas_from_the_parameters(sample_index, tmp_path):
+    async def scenario(session):
+        return (await session.list_tools()).tools
+
+    args = ["--path", str(sample_index.root), "--db", str(sample_index.db)]
+    listed = {tool.name: tool for tool in talk(tmp_path, args, scenario)}
+    assert list(listed) == ["search", "search_batch", "status"]
+    for name, tool in listed.items():
+        described = parameters.TOOLS[name]
+        assert list(tool.inputSchema["properties"]) == [p.name for p in described]
+        assert tool.inputSchema["required"] == [p.name for p in described if p.required]
+        assert tool.annotations.readOnlyHint is True
+        assert "Args:" not in tool.description and "code." not in tool.description  # OneTool's syntax stays there
+    search = listed["search"].inputSchema["properties"]
+    assert search["limit"] == {
+        "type": "integer", "minimum": 1, "maximum": 100, "default": 10, "description": parameters.LIMIT.doc,
+    }  # fmt: skip
+    assert search["mode"] == {
+        "type": "string", "enum": ["hybrid", "semantic", "lexical", "regex"], "default": "hybrid",
+        "description": parameters.MODE.doc,
+    }  # fmt: skip
+    assert search["path"]["description"] == f"Project root (default: {sample_index.root}; ~ and absolute paths work)."
+    assert (
+        search["db"]["description"] == f"Index file or directory, relative to the project (default: {sample_index.db})."
+    )
+    queries = listed["search_batch"].inputSchema["properties"]["queries"]
+    assert queries["anyOf"] == [
+        {"type": "string"}, {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 20},
+    ]  # fmt: skip
+    assert listed["search"].description.startswith("Search the project's code by meaning and by name, and get back where to look, the defining code first.")
+
+
+def test_bad_arguments_are_tool_errors_and_the_server_keeps_serving(sample_index, tmp_path):
+    calls = [
+        ("search", {"query": "retry", "limit": 0}),
+        ("search", {"query": "retry", "base_url": "http://127.0.0.1:9/v1"}),  # the user's setting, not a call's
+        ("search", {"limit": 3}),
+        ("search_batch", {"queries": []}),
+        ("status", {"path": str(tmp_path / "nowhere")}),
+        ("grep", {"pattern": "x"}),
+        ("search", {"query": "load config", "mode": "Lexical", "limit": "2", "language": None}),
+    ]
+
+    async def scenario(session):
+        return [await session.call_tool(name, arguments) for name, arguments in calls]
+
+    *errors, answer = talk(tmp_path, ["--path", str(sample_index.root)], scenario)
+    valid = ", ".join(p.name for p in parameters.SEARCH)
+    assert [(result.isError, text(result)) for result in errors] == [
+        (True, "Error: limit must be a whole number from 1 to 100, got 0"),
+        (True, f"Error: unknown argument base_url; valid: {valid}"),
+        (True, "Error: missing required argument query"),
+        (True, 'Error: queries is empty: give one or more queries, e.g. queries="auth logic|token refresh"'),
+        (True, f"Error: Project path does not exist: {tmp_path / 'nowhere'}"),
+        (True, "Error: unknown tool grep; valid: search, search_batch, status"),
+    ]
+    assert not answer.isError
+    assert text(answer).startswith("Found 2 results for: load config\n1. src/bookshelf/config.py:136-141")
+
+
+def test_json_answers_are_json_text(sample_index, tmp_path):
+    async def scenario(session):
+        return await session.call_tool("search_batch", {"queries": ["load config", "retry"], "format": "json"})
+
+    result = talk(tmp_path, ["--path", str(sample_index.root), "--base-url", sample_index.base_url], scenario)
+    answer = json.loads(text(result))
+    assert not result.isError and answer["count"] == len(answer["results"]) > 0
+    assert {"file_path", "start_line", "end_line", "queries"} <= set(answer["results"][0])
+
+
+def test_a_missing_key_and_a_failing_api_are_tool_errors(sample_index, server, tmp_path):
+    async def scenario(session):
+        return await session.call_tool("search", {"query": "retry", "mode": "semantic"})
+
+    root = ["--path", str(sample_index.root)]
+    missing_key = talk(tmp_path, root, scenario)
+    assert missing_key.isError and text(missing_key).startswith("Error: OPENAI_API_KEY not configured in secrets.yaml")
+    failing = talk(tmp_path, [*root, "--base-url", server.url("fail500")], scenario)
+    assert (failing.isError, text(failing)) == (
+        True, f"Error: The embeddings API at {server.url('fail500')} answered HTTP 500: The server had an error.",
+    )  # fmt: skip
+
+
+def test_a_slow_embeddings_request_does_not_hold_up_other_calls(sample_index, server, tmp_path):
+    """Each call runs in a worker thread: while one waits seconds for the embeddings API, another answers."""
+    finished: list[str] = []
+
+    async def scenario(session):
+        async def slow_search():
+            await session.call_tool("search", {"query": "retry", "mode": "semantic"})
+            finished.append("search")
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(slow_search)
+            await anyio.sleep(0.5)  # the search is waiting for the slow server by now
+            status = await session.call_tool("status", {})
+            finished.append("status")
+        return status
+
+    status = talk(tmp_path, ["--path", str(sample_index.root), "--base-url", server.url("slow")], scenario)
+    assert not status.isError and finished == ["status", "search"]
+
+
+class RawClient:
+    """The protocol by hand, over the server's real pipes, so that every byte it writes to stdout is seen."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self.process = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ)
+        )
+        self.stdout: list[bytes] = []
+        self.stderr = b""
+        self._ids = iter(range(1, 1_000_000))
+        self._lines: queue.Queue[bytes] = queue.Queue()
+        self._readers = [
+            threading.Thread(target=self._read_stdout, daemon=True),
+            threading.Thread(target=self._read_stderr, daemon=True),
+        ]
+        for reader in self._readers:
+            reader.start()
+        try:
+            self.request("initialize", {
+                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"},
+            })  # fmt: skip
+            self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        except BaseException:
+            self.__exit__()
+            raise
+
+    def _read_stdout(self) -> None:
+        for line in self.process.stdout:
+            self.stdout.append(line)
+            self._lines.put(line)
+
+    def _read_stderr(self) -> None:
+        self.stderr = self.process.stderr.read()
+
+    def _send(self, message: dict) -> None:
+        self.process.stdin.write(json.dumps(message).encode() + b"\n")
+        self.process.stdin.flush()
+
+    def request(self, method: str, params: dict) -> dict:
+        number = next(self._ids)
+        self._send({"jsonrpc": "2.0", "id": number, "method": method, "params": params})
+        deadline = time.monotonic() + PATIENCE
+        while True:
+            message = json.loads(self._lines.get(timeout=max(0.0, deadline - time.monotonic())))
+            if message.get("id") == number:
+                return message
+
+    def close(self) -> None:
+        """End the session as a client does (stdin closed): the server exits by itself."""
+        self.process.stdin.close()
+        assert self.process.wait(timeout=PATIENCE) == 0
+
+    def __enter__(self) -> RawClient:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        """Whatever happened, no server and no reader outlives the test."""
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        for reader in self._readers:
+            reader.join(timeout=PATIENCE)
+        for pipe in (self.process.stdin, self.process.stdout, self.process.stderr):
+            pipe.close()
+
+
+def json_rpc_only(lines: list[bytes]) -> bool:
+    return all(json.loads(line).get("jsonrpc") == "2.0" and line.endswith(b"\n") for line in lines)
+
+
+@pytest.mark.parametrize("to_file", [False, True], ids=["verbose", "log-file"])
+def test_stdout_carries_json_rpc_only(sample_index, tmp_path, to_file):
+    log = tmp_path / "spans.log"
+    flags = ["--log-file", str(log)] if to_file else ["--verbose"]
+    with RawClient([sys.executable, *SERVER, "--path", str(sample_index.root), *flags]) as client:
+        listed = client.request("tools/list", {})
+        found = client.request("tools/call", {"name": "search", "arguments": {"query": "retry", "mode": "lexical"}})
+        failed = client.request("tools/call", {"name": "search", "arguments": {"query": "retry", "limit": 0}})
+        client.close()
+    assert [tool["name"] for tool in listed["result"]["tools"]] == ["search", "search_batch", "status"]
+    assert found["result"]["isError"] is False and failed["result"]["isError"] is True
+    assert len(client.stdout) == 4 and json_rpc_only(client.stdout)  # initialize and three answers
+    spans = log.read_text() if to_file else client.stderr.decode()
+    records = [json.loads(line) for line in spans.splitlines() if line.startswith("{")]
+    assert [(r["span"], r["status"]) for r in records] == [("code.search", "SUCCESS"), ("code.search", "FAILED")]
+
+
+# A dependency that prints, and a C library that writes to descriptor 1, during a call.
+NOISY_SERVER = """
+import functools, os, sys
+from onetool_code import api, cli
+
+quiet = api.run_status
+
+@functools.wraps(quiet)
+def noisy(**options):
+    print("stray print")
+    os.write(1, b"stray bytes on descriptor 1\\n")
+    return quiet(**options)
+
+api.run_status = noisy
+sys.exit(cli.main(["mcp", *sys.argv[1:]]))
+"""
+
+
+def test_what_else_writes_to_stdout_goes_to_stderr(sample_index):
+    with RawClient([sys.executable, "-c", NOISY_SERVER, "--path", str(sample_index.root)]) as client:
+        status = client.request("tools/call", {"name": "status", "arguments": {}})
+        client.close()
+    assert status["result"]["isError"] is False
+    assert status["result"]["content"][0]["text"].startswith(f"Project: {sample_index.root}\n")
+    assert len(client.stdout) == 2 and json_rpc_only(client.stdout)
+    assert b"stray print\n" in client.stderr and b"stray bytes on descriptor 1\n" in client.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["--path", "{tmp}/missing"], 2, "Error: Project path does not exist: {tmp}/missing\n"),
+        (["--log-file", "{tmp}/missing/spans.log"], 1, "Error: cannot open the log file {tmp}/missing/spans.log: "),
+    ],
+)
+def test_a_server_that_cannot_start_says_why_at_once(capsys, tmp_path, args, code, message):
+    assert cli.main(["mcp", *(arg.format(tmp=tmp_path) for arg in args)]) == code
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith(message.format(tmp=tmp_path))
+
+
+@pytest.mark.chunkhound
+def test_answers_on_chunkhounds_index_and_leaves_it_byte_identical(chunkhound_project, tmp_path):
+    before = chunkhound_project.digest()
+
+    async def scenario(session):
+        return [
+            await session.call_tool("status", {}),
+            await session.call_tool("search", {"query": "retry with exponential backoff"}),
+            await session.call_tool("search_batch", {"queries": "parse configuration file|rate limiter token bucket"}),
+        ]
+
+    status, found, fused = talk(
+        tmp_path, ["--path", str(chunkhound_project.root), "--base-url", chunkhound_project.base_url], scenario
+    )
+    assert not (status.isError or found.isError or fused.isError)
+    assert "Files: " in text(status) and "In use by ChunkHound: no" in text(status)
+    assert text(found).startswith("Found ") and "Note:" not in text(found)  # semantic and lexical, fused
+    assert text(fused).startswith("Found ") and "for 2 queries" in text(fused).splitlines()[0]
+    assert chunkhound_project.digest() == before
+
+
+@pytest.mark.chunkhound
+def test_chunkhound_updates_the_index_while_the_server_runs(chunkhound, chunkhound_project, tmp_path):
+    """The server holds nothing between calls: ChunkHound's writer gets the index, and the next search sees
+    what it wrote. While ChunkHound holds it, a call is a tool error that says so."""
+    root = chunkhound_project.root
+    new_file = root / "src" / "bookshelf" / "served_module.py"
+
+    async def scenario(session):
+        with chunkhound.hold_write_lock(chunkhound_project.db) as holder:
+            in_use = await session.call_tool("search", {"query": "retry", "mode": "lexical"})
+        before = await session.call_tool("search", {"query": "added_while_served", "format": "json"})
+        new_file.write_text("def added_while_served():\n    return 42\n")
+        await anyio.to_thread.run_sync(chunkhound.index, root, chunkhound_project.base_url)  # fails if locked out
+        after = await session.call_tool("search", {"query": "added_while_served", "format": "json"})
+        return holder.pid, in_use, before, after
+
+    pid, in_use, before, after = talk(
+        tmp_path, ["--path", str(root), "--base-url", chunkhound_project.base_url], scenario
+    )
+    assert in_use.isError and text(in_use).startswith("Error: the index is in use by ChunkHound (")
+    assert f"PID {pid})" in text(in_use)
+    assert "src/bookshelf/served_module.py" not in text(before)
+    assert json.loads(text(after))["results"][0]["file_path"] == "src/bookshelf/served_module.py"
