@@ -86,7 +86,9 @@ def test_the_three_tools_are_listed_with_schemas_from_the_parameters(sample_inde
     assert queries["anyOf"] == [
         {"type": "string"}, {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 20},
     ]  # fmt: skip
-    assert listed["search"].description.startswith("Search the project's code by meaning and by name, and get back where to look, the defining code first.")
+    assert listed["search"].description.startswith(
+        "Search the project's code by meaning and by name, and get back where to look, the defining code first."
+    )
 
 
 def test_bad_arguments_are_tool_errors_and_the_server_keeps_serving(sample_index, tmp_path):
