@@ -58,8 +58,8 @@ def search(
         max_bytes: Response budget in bytes, 500-1,000,000 (default 5,000).
 
     Returns:
-        The hits as text (``Found N results for: ...``), a list/dict for json/compact, or ``Error: ...``
-        saying what went wrong and what to do (for example: not indexed, index in use, no API key).
+        The hits as text (``Found N results for: ...``), a dict for json/compact (``{"results": [...], ...}``),
+        or ``Error: ...`` saying what went wrong and what to do (for example: not indexed, index in use).
 
     Example:
         code.search(query="where are auth tokens validated", exclude="test|mock", limit=5)
@@ -113,7 +113,7 @@ def search_batch(
         max_bytes: Response budget in bytes, 500-1,000,000 (default 5,000).
 
     Returns:
-        The fused hits as text, a list/dict for json/compact, or ``Error: ...``.
+        The fused hits as text, a dict for json/compact (``{"results": [...], ...}``), or ``Error: ...``.
 
     Example:
         code.search_batch(queries="session expiry|token refresh|logout", exclude="test")
