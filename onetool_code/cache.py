@@ -26,6 +26,9 @@ evaluated exactly as ``schema.filter_sql`` words them.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -35,7 +38,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from onetool_code import index
-from onetool_code.derived import STORE, Key, Signature
+from onetool_code.derived import STORE, Key, Signature, folder, publish
 from onetool_code.errors import IndexUnreadableError
 from onetool_code.filtering import Attributes
 from onetool_code.hits import Hit
@@ -44,14 +47,19 @@ from onetool_code.schema import Filters
 if TYPE_CHECKING:
     import duckdb
 
-# Building costs 1.3 (sample index) to 2.0 (50,000 x 1536) SQL searches (bench/search_speed.py). As in ski
-# rental, a process searches by SQL until it has spent about one build, then builds: at the second query vector
-# it asks of the same index and model. So a one-shot CLI call never builds, and a batch builds at once.
-BUILD_AFTER = 2
+# Building costs 1.3 (sample index) to 2.0 (50,000 x 1536) SQL searches (bench/search_speed.py), and a built
+# cache is saved to the cache directory (derived.folder), where every later process maps it at its first search
+# (ChunkHound's SQL took 2.3 s of a fresh process's first search at 85,535 chunks). So the first search of a
+# state of the index file builds, once for the machine, and no search after it pays the SQL.
+BUILD_AFTER = 1
 
 # The build reads vectors in windows of rowids so that only one window of per-row arrays exists beside the
 # matrix (the peak stays near the matrix itself).
 WINDOW_BYTES = 8 << 20
+
+# What a saved cache holds as .npy files (bump FORMAT when it changes).
+_ARRAYS = ("matrix", "chunk_ids", "start_lines", "nan_rows", "null_rows", "broken_rows")
+FORMAT = 1
 
 _NULL_LINE = np.int64(np.iinfo(np.int64).max)  # DuckDB sorts NULL start lines last (np.where wraps a bare int)
 
@@ -173,6 +181,14 @@ class VectorCache:
             block *= query
             out[start : start + step] = block.sum(axis=1)
         return out.astype(np.float32)
+
+    def save(self, into: Path) -> None:
+        """Write the arrays (``np.save``: memory-mappable) and the rest as JSON into a folder of the cache dir."""
+        for name in _ARRAYS:
+            np.save(into / f"{name}.npy", getattr(self, name))
+        self.attributes.save(into)
+        meta = {"embedding_set": dataclasses.asdict(self.embedding_set), "language_counts": self.language_counts}
+        (into / "vectors.json").write_text(json.dumps(meta), encoding="utf-8")
 
     def info(self, fresh: bool) -> CacheInfo:
         return CacheInfo(
@@ -324,16 +340,48 @@ def semantic(
 def _ready(
     con: duckdb.DuckDBPyConnection, db_path: Path, embedding_set: index.EmbeddingSet, queries: int
 ) -> VectorCache | None:
-    """The fresh cache for this index and model; built now if demand warrants it, else None (use SQL)."""
+    """The fresh cache for this index and model: from memory, from the cache directory (a process that searched
+    this state of the file before wrote it there), or built now if demand warrants it; else None (use SQL)."""
     key = _key(db_path, embedding_set.provider, embedding_set.model)
     signature = Signature.of(db_path)  # the caller's connection keeps writers out until it closes
+    target = folder(key, signature, FORMAT)
     cache = STORE.ensure(
-        key, signature, lambda: build(con, db_path, embedding_set), demand=queries, threshold=BUILD_AFTER
+        key,
+        signature,
+        lambda: _load_or_build(con, db_path, embedding_set, target),
+        demand=queries,
+        threshold=1 if target.is_dir() else BUILD_AFTER,
     )
     if cache is not None and cache.embedding_set != embedding_set:  # the model's vectors moved to another size
         STORE.discard(key)
         return None
     return cache
+
+
+def _load_or_build(
+    con: duckdb.DuckDBPyConnection, db_path: Path, embedding_set: index.EmbeddingSet, target: Path
+) -> VectorCache:
+    with contextlib.suppress(OSError, ValueError, KeyError):
+        return _load(target, db_path)
+    cache = build(con, db_path, embedding_set)
+    publish(target, cache.save)
+    return cache
+
+
+def _load(target: Path, db_path: Path) -> VectorCache:
+    """A cache written by ``VectorCache.save``, its arrays memory-mapped: shared by every process on the machine."""
+    started = time.perf_counter()
+    meta = json.loads((target / "vectors.json").read_text(encoding="utf-8"))
+    arrays = {name: np.load(target / f"{name}.npy", mmap_mode="r") for name in _ARRAYS}
+    embedding_set = index.EmbeddingSet(**meta["embedding_set"])
+    return VectorCache(
+        key=_key(db_path, embedding_set.provider, embedding_set.model),
+        embedding_set=embedding_set,
+        language_counts=tuple(tuple(entry) for entry in meta["language_counts"]),  # type: ignore[misc]
+        attributes=Attributes.load(target),
+        build_seconds=time.perf_counter() - started,
+        **arrays,
+    )
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,10 @@ Entries never hold a DuckDB connection: ``build`` borrows the caller's short rea
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
+import shutil
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -20,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+CACHE_ENV = "ONETOOL_CODE_CACHE_DIR"
 # DuckDB writes uncommitted changes to ``<file>.wal``; a WAL left beside the file changes what a reader sees.
 WAL_SUFFIX = ".wal"
 # Demand is counted for at most this many keys; past that the counts start over (a process that touched so
@@ -164,3 +168,41 @@ class Store:
 
 
 STORE = Store()
+
+
+# -- The cache directory: derived state written once, memory-mapped by every later process ------------------
+
+
+def cache_root() -> Path:
+    """``$ONETOOL_CODE_CACHE_DIR``, else ``$XDG_CACHE_HOME/onetool-code``, else ``~/.cache/onetool-code``;
+    never inside the project."""
+    named = os.environ.get(CACHE_ENV)
+    if named:
+        return Path(named).expanduser()
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser() / "onetool-code"
+
+
+def folder(key: Key, signature: Signature, version: int) -> Path:
+    """``<kind>/<index file and detail>-<its state>``: one folder per state of the file, and the folders of the
+    file's earlier states findable by their first part."""
+    place = hashlib.sha256(repr((str(Path(key.db_path).resolve()), key.detail)).encode()).hexdigest()[:16]
+    state = hashlib.sha256(repr((version, signature)).encode()).hexdigest()[:16]
+    return cache_root() / key.kind / f"{place}-{state}"
+
+
+def publish(target: Path, write: Callable[[Path], None]) -> None:
+    """``write`` into a private folder, then rename it into place (a reader never sees half a folder), and
+    remove the folders of the file's earlier states. A cache that cannot be written only slows the next process."""
+    temporary = target.with_name(f"{target.name}.tmp-{os.getpid()}-{threading.get_ident()}")
+    try:
+        temporary.mkdir(parents=True)
+        write(temporary)
+        place = target.name.split("-")[0]
+        for earlier in target.parent.glob(f"{place}-*"):
+            if earlier.name != target.name and ".tmp-" not in earlier.name:
+                shutil.rmtree(earlier, ignore_errors=True)
+        temporary.rename(target)
+    except OSError:
+        shutil.rmtree(temporary, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        shutil.rmtree(temporary)

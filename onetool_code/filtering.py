@@ -6,8 +6,10 @@ would: language and chunk type by equality, include and exclude as substrings of
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -44,6 +46,24 @@ class Attributes:
         if filters.chunk_types:
             keep &= _each(self.type_names, lambda t: t in filters.chunk_types)[self.type_codes]
         return np.flatnonzero(keep)
+
+    def save(self, folder: Path) -> None:
+        np.save(folder / "file_codes.npy", self.file_codes)
+        np.save(folder / "type_codes.npy", self.type_codes)
+        meta = {"paths": self.paths, "lower_paths": self.lower_paths, "languages": self.languages}
+        (folder / "attributes.json").write_text(json.dumps({**meta, "types": self.type_names}), encoding="utf-8")
+
+    @classmethod
+    def load(cls, folder: Path) -> Attributes:
+        meta = json.loads((folder / "attributes.json").read_text(encoding="utf-8"))
+        return cls(
+            file_codes=np.load(folder / "file_codes.npy", mmap_mode="r"),
+            type_codes=np.load(folder / "type_codes.npy", mmap_mode="r"),
+            paths=tuple(meta["paths"]),
+            lower_paths=tuple(meta["lower_paths"]),
+            languages=tuple(meta["languages"]),
+            type_names=tuple(meta["types"]),
+        )
 
     @property
     def nbytes(self) -> int:

@@ -14,21 +14,18 @@ state, through the caller's short read-only connection, and never held.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
-import os
 import re
-import shutil
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from onetool_code import index
-from onetool_code.derived import STORE, Key, Signature
+from onetool_code.derived import STORE, Key, Signature, folder, publish
 from onetool_code.filtering import Attributes
 from onetool_code.names import display_name
 from onetool_code.schema import Filters
@@ -39,8 +36,7 @@ if TYPE_CHECKING:
 
 # bm25s' defaults are Lucene's; k1 = 1.2 is the classic value for short documents such as code chunks.
 K1, B = 1.2, 0.75
-FORMAT = 2  # bump when what is written to the cache directory changes
-CACHE_ENV = "ONETOOL_CODE_CACHE_DIR"
+FORMAT = 3  # bump when what is written to the cache directory changes
 
 _WORD = re.compile(r"[A-Za-z0-9_]+")
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
@@ -144,11 +140,11 @@ def language_counts(db_path: Path) -> tuple[tuple[str, int, int], ...] | None:
 
 
 def _load_or_build(con: duckdb.DuckDBPyConnection, db_path: Path, signature: Signature) -> LexicalIndex:
-    folder = _folder(db_path, signature)
+    target = folder(Key("lexical", str(db_path)), signature, FORMAT)
     with contextlib.suppress(OSError, ValueError, KeyError):
-        return _load(folder)
+        return _load(target)
     lexical = build(con)
-    _save(lexical, folder)
+    _save(lexical, target)
     return lexical
 
 
@@ -212,66 +208,30 @@ def build(con: duckdb.DuckDBPyConnection) -> LexicalIndex:
 # -- The cache directory ------------------------------------------------------------------------------------
 
 
-def cache_root() -> Path:
-    """``$ONETOOL_CODE_CACHE_DIR``, else ``$XDG_CACHE_HOME/onetool-code``, else ``~/.cache/onetool-code``."""
-    named = os.environ.get(CACHE_ENV)
-    if named:
-        return Path(named).expanduser()
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser() / "onetool-code"
-
-
-def _folder(db_path: Path, signature: Signature) -> Path:
-    """``lexical/<index file>-<its state>``: one folder per state, and the file's earlier states findable."""
-    place = hashlib.sha256(str(db_path.resolve()).encode()).hexdigest()[:16]
-    state = hashlib.sha256(repr((FORMAT, signature)).encode()).hexdigest()[:16]
-    return cache_root() / "lexical" / f"{place}-{state}"
-
-
-def _save(lexical: LexicalIndex, folder: Path) -> None:
-    """Write to a private folder, then rename it into place (a reader never sees half a folder); remove the
-    folders of the file's earlier states. A cache that cannot be written is only a slower next process."""
-    if lexical.retriever is None:
+def _save(lexical: LexicalIndex, target: Path) -> None:
+    retriever = lexical.retriever
+    if retriever is None:
         return
-    temporary = folder.with_name(f"{folder.name}.tmp-{os.getpid()}")
-    try:
-        lexical.retriever.save(temporary, show_progress=False)
-        np.save(temporary / "chunk_ids.npy", lexical.chunk_ids)
-        np.save(temporary / "file_codes.npy", lexical.attributes.file_codes)
-        np.save(temporary / "type_codes.npy", lexical.attributes.type_codes)
-        a = lexical.attributes
-        meta = {"paths": a.paths, "lower_paths": a.lower_paths, "languages": a.languages, "types": a.type_names}
-        meta["language_counts"] = lexical.language_counts
-        (temporary / "attributes.json").write_text(json.dumps(meta), encoding="utf-8")
-        for earlier in _states(folder):
-            shutil.rmtree(earlier, ignore_errors=True)
-        temporary.rename(folder)
-    except OSError:
-        shutil.rmtree(temporary, ignore_errors=True)
+
+    def write(into: Path) -> None:
+        retriever.save(into, show_progress=False)
+        np.save(into / "chunk_ids.npy", lexical.chunk_ids)
+        lexical.attributes.save(into)
+        (into / "language_counts.json").write_text(json.dumps(lexical.language_counts), encoding="utf-8")
+
+    publish(target, write)
 
 
-def _states(folder: Path) -> Iterator[Path]:
-    place = folder.name.split("-")[0]
-    with contextlib.suppress(OSError):
-        yield from (p for p in folder.parent.glob(f"{place}-*") if p.name != folder.name and ".tmp-" not in p.name)
-
-
-def _load(folder: Path) -> LexicalIndex:
+def _load(target: Path) -> LexicalIndex:
     import bm25s
 
     started = time.perf_counter()
-    meta: dict[str, Any] = json.loads((folder / "attributes.json").read_text(encoding="utf-8"))
-    retriever = bm25s.BM25.load(folder, mmap=True, show_progress=False, verbosity=0)
+    counts = json.loads((target / "language_counts.json").read_text(encoding="utf-8"))
+    retriever = bm25s.BM25.load(target, mmap=True, show_progress=False, verbosity=0)
     return LexicalIndex(
         retriever=retriever,
-        chunk_ids=np.load(folder / "chunk_ids.npy", mmap_mode="r"),
-        attributes=Attributes(
-            file_codes=np.load(folder / "file_codes.npy", mmap_mode="r"),
-            type_codes=np.load(folder / "type_codes.npy", mmap_mode="r"),
-            paths=tuple(meta["paths"]),
-            lower_paths=tuple(meta["lower_paths"]),
-            languages=tuple(meta["languages"]),
-            type_names=tuple(meta["types"]),
-        ),
-        language_counts=tuple(tuple(entry) for entry in meta["language_counts"]),  # type: ignore[misc]
+        chunk_ids=np.load(target / "chunk_ids.npy", mmap_mode="r"),
+        attributes=Attributes.load(target),
+        language_counts=tuple(tuple(entry) for entry in counts),  # type: ignore[misc]
         build_seconds=time.perf_counter() - started,
     )

@@ -7,8 +7,10 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 import onetool_code
-from onetool_code import cache
+from onetool_code import cache, derived, index
 from onetool_code.derived import STORE, Key, Signature, Store
 
 
@@ -85,3 +87,23 @@ def test_building_one_index_holds_up_neither_another_index_nor_a_second_caller(t
     first.join(10)
     second.join(10)
     assert results == {"first": Blob(1), "second": Blob(1)} and built == ["a"]
+
+
+def test_a_new_process_loads_the_vectors_a_process_before_it_saved(sample_index, monkeypatch):
+    """One build per state of the index file on the machine: later processes map it and answer the first search
+    from it, not by ChunkHound's SQL."""
+    root, db = sample_index.root, sample_index.db
+    query = {"query": "retry with exponential backoff", "path": str(root), "base_url": sample_index.base_url}
+    for _ in range(2):  # the second query vector builds the cache (BUILD_AFTER) and saves it
+        onetool_code.search(mode="semantic", format="json", **query)
+    saved = list((derived.cache_root() / "vectors").iterdir())
+    assert len(saved) == 1 and (saved[0] / "matrix.npy").is_file()
+    expected = onetool_code.search(mode="semantic", format="json", cache=False, **query)
+    STORE.clear()  # a new process
+    monkeypatch.setattr(cache, "build", lambda *args: pytest.fail("rebuilt although a saved cache exists"))
+    monkeypatch.setattr(index, "semantic", lambda *args: pytest.fail("ChunkHound's SQL although a cache is saved"))
+    answer = onetool_code.search(mode="semantic", format="json", **query)
+    assert [(r["file_path"], r["start_line"]) for r in answer["results"]] == [
+        (r["file_path"], r["start_line"]) for r in expected["results"]
+    ]
+    assert cache.info(db) is not None and cache.info(db).fresh

@@ -10,7 +10,7 @@ import conftest
 import pytest
 
 import onetool_code
-from onetool_code import lexical, ranking
+from onetool_code import derived, lexical, ranking
 from onetool_code.derived import STORE
 from onetool_code.hits import Hit
 from onetool_code.schema import Filters
@@ -164,7 +164,7 @@ def test_regex_pages_follow_path_and_line_order(sample_index):
 def test_the_lexical_index_is_kept_outside_the_project_and_reloaded(project, monkeypatch, capfd):
     found = top(project.root, None, "load_config", mode="lexical")
     assert found[0] == ("src/bookshelf/config.py", "load_config")
-    folders = list((lexical.cache_root() / "lexical").iterdir())
+    folders = list((derived.cache_root() / "lexical").iterdir())
     assert len(folders) == 1 and not any(".chunkhound" in str(p) for p in folders)
     assert not list((project.root / ".chunkhound").glob("**/*.npy"))
     STORE.clear()  # a new process: the built index must come from the cache directory, not be rebuilt
@@ -179,7 +179,7 @@ def test_the_lexical_index_follows_the_file(tmp_path):
     (root / "src" / "fresh.py").write_text("def freshly_added():\n    return 42\n")
     conftest.build_index(root, None, embeddings=False)
     assert top(root, None, "freshly_added", mode="lexical")[0] == ("src/fresh.py", "freshly_added")
-    folders = list((lexical.cache_root() / "lexical").iterdir())
+    folders = list((derived.cache_root() / "lexical").iterdir())
     assert len(folders) == 1  # the earlier state's folder is gone
 
 
