@@ -12,7 +12,6 @@ Entries never hold a DuckDB connection: ``build`` borrows the caller's short rea
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import shutil
@@ -204,5 +203,3 @@ def publish(target: Path, write: Callable[[Path], None]) -> None:
         temporary.rename(target)
     except OSError:
         shutil.rmtree(temporary, ignore_errors=True)
-    with contextlib.suppress(OSError):
-        shutil.rmtree(temporary)
