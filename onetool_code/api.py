@@ -121,11 +121,12 @@ def run_status(
     provider: str | None = None,
     model: str | None = None,
     base_url: str | None = None,
+    cache: bool | None = None,
     host: settings.OneToolHost | None = None,
 ) -> Result:
-    """Where the index is, what it holds, and whether ChunkHound is using it right now."""
+    """Where the index is, what it holds, which snapshot answers, and whether ChunkHound is using it right now."""
     with span("code.status") as s:
-        resolved = _resolve(s, path, db, provider, model, base_url, None, host)
+        resolved = _resolve(s, path, db, provider, model, base_url, cache, host)
         fmt = request.output_format(format)
         gathered = report.gather(resolved)
         s.add(files=gathered.files, chunks=gathered.chunks, locked=gathered.locked_by is not None)

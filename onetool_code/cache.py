@@ -1,10 +1,7 @@
 """The in-process vector cache: semantic search at memory speed, with the answers of ChunkHound's own SQL.
 
-The trap: the cache must never hold a DuckDB connection (any open connection locks ChunkHound out of its index)
-and must never answer from vectors the index no longer holds. So it borrows the caller's short read-only
-connection, and on every search it compares the index file's signature (size, mtime, inode, and the ``.wal``
-beside it) while that connection's lock keeps writers out; a changed file drops the matrix and rebuilds it.
-Caches live in ``derived.STORE`` beside the other state derived from indexes (freshness, locks, memory bound).
+It is part of a snapshot (``snapshot.py``): built once per state of the index file, saved as ``.npy`` files
+and memory-mapped by every search on the machine, so no search holds the index ChunkHound writes.
 
 How a search ranks (``index.semantic`` is the reference, and the answers must not change):
 
@@ -14,7 +11,7 @@ How a search ranks (``index.semantic`` is the reference, and the answers must no
 - order: those few rows re-scored in float64 row by row (identical vectors get identical scores, so their tie
   is broken as the SQL breaks it), then sorted as the SQL sorts: similarity descending (NaN first and NULL last,
   as DuckDB orders them), then path, start line and chunk id;
-- rows: one parameterised query fetches only the page's chunks.
+- rows: the snapshot's rows of the page's chunks (``rows.ChunkRows``).
 
 The one difference left: two *different* vectors whose cosines are equal in exact arithmetic may come out an
 ulp apart, in either order, because DuckDB rounds in its own way (duckdb 1.5 and 2.0 already differ around the
@@ -26,7 +23,6 @@ evaluated exactly as ``schema.filter_sql`` words them.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import time
@@ -38,20 +34,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from onetool_code import index
-from onetool_code.derived import STORE, Key, Signature, folder, publish
+from onetool_code.derived import heap
 from onetool_code.errors import IndexUnreadableError
 from onetool_code.filtering import Attributes
-from onetool_code.hits import Hit
 from onetool_code.schema import Filters
 
 if TYPE_CHECKING:
     import duckdb
-
-# Building costs 1.3 (sample index) to 2.0 (50,000 x 1536) SQL searches (bench/search_speed.py), and a built
-# cache is saved to the cache directory (derived.folder), where every later process maps it at its first search
-# (ChunkHound's SQL took 2.3 s of a fresh process's first search at 85,535 chunks). So the first search of a
-# state of the index file builds, once for the machine, and no search after it pays the SQL.
-BUILD_AFTER = 1
 
 # The build reads vectors in windows of rowids so that only one window of per-row arrays exists beside the
 # matrix (the peak stays near the matrix itself).
@@ -69,20 +58,6 @@ def margin(dims: int) -> float:
     return 2 * (dims + 2) * 2.0**-24
 
 
-@dataclass(frozen=True)
-class CacheInfo:
-    """What ``status`` shows about a warm cache."""
-
-    provider: str
-    model: str
-    dims: int
-    vectors: int
-    nbytes: int
-    matrix_bytes: int
-    build_seconds: float
-    fresh: bool
-
-
 @dataclass(frozen=True, eq=False)
 class VectorCache:
     """One provider/model's vectors of one index, normalised, with what the filters and the tie-break need.
@@ -94,9 +69,8 @@ class VectorCache:
     34 ms against 52 ms), and a single query costs the same either way.
     """
 
-    key: Key
+    db_path: str  # for messages
     embedding_set: index.EmbeddingSet
-    language_counts: tuple[tuple[str, int, int], ...]  # as ``index.language_counts`` answers for this file
     matrix: np.ndarray  # (dims, rows) float32, unit columns; zero columns for vectors that have no cosine
     chunk_ids: np.ndarray  # int64
     start_lines: np.ndarray  # int64, NULL as _NULL_LINE
@@ -108,9 +82,9 @@ class VectorCache:
 
     @property
     def nbytes(self) -> int:
-        """Memory held: the arrays plus the per-file and per-type strings."""
+        """Heap memory held: the arrays not mapped from a snapshot, plus the per-file and per-type strings."""
         arrays = (self.matrix, self.chunk_ids, self.start_lines, self.nan_rows, self.null_rows, self.broken_rows)
-        return sum(a.nbytes for a in arrays) + self.attributes.nbytes
+        return heap(*arrays) + self.attributes.nbytes
 
     def rank(self, vectors: np.ndarray, filters: Filters, limit: int, offset: int) -> list[list[tuple[int, float]]]:
         """One page of (chunk id, similarity) per query vector, best first, exactly as ``index.semantic``."""
@@ -126,7 +100,7 @@ class VectorCache:
         hit = self.broken_rows if rows is None else self.broken_rows[np.isin(self.broken_rows, rows)]
         if hit.size:
             raise IndexUnreadableError(
-                f"Cannot read the index {self.key.db_path}: the vector of chunk {int(self.chunk_ids[hit[0]])} "
+                f"Cannot read the index {self.db_path}: the vector of chunk {int(self.chunk_ids[hit[0]])} "
                 "holds NULL values, which ChunkHound's own query cannot score either (re-index the project)."
             )
 
@@ -183,24 +157,24 @@ class VectorCache:
         return out.astype(np.float32)
 
     def save(self, into: Path) -> None:
-        """Write the arrays (``np.save``: memory-mappable) and the rest as JSON into a folder of the cache dir."""
+        """Write the arrays (``np.save``: memory-mappable) and the rest as JSON into a folder of a snapshot."""
         for name in _ARRAYS:
             np.save(into / f"{name}.npy", getattr(self, name))
         self.attributes.save(into)
-        meta = {"embedding_set": dataclasses.asdict(self.embedding_set), "language_counts": self.language_counts}
+        meta = {"embedding_set": dataclasses.asdict(self.embedding_set), "build_seconds": self.build_seconds}
         (into / "vectors.json").write_text(json.dumps(meta), encoding="utf-8")
 
-    def info(self, fresh: bool) -> CacheInfo:
-        return CacheInfo(
-            provider=self.embedding_set.provider,
-            model=self.embedding_set.model,
-            dims=self.embedding_set.dims,
-            vectors=self.matrix.shape[1],
-            nbytes=self.nbytes,
-            matrix_bytes=self.matrix.nbytes,
-            build_seconds=self.build_seconds,
-            fresh=fresh,
-        )
+
+def load(folder: Path, db_path: Path) -> VectorCache:
+    """A cache written by ``VectorCache.save``, its arrays memory-mapped: shared by every process on the machine."""
+    meta = json.loads((folder / "vectors.json").read_text(encoding="utf-8"))
+    return VectorCache(
+        db_path=str(db_path),
+        embedding_set=index.EmbeddingSet(**meta["embedding_set"]),
+        attributes=Attributes.load(folder),
+        build_seconds=float(meta["build_seconds"]),
+        **{name: np.load(folder / f"{name}.npy", mmap_mode="r") for name in _ARRAYS},
+    )
 
 
 def _units(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -213,11 +187,13 @@ def _units(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return units, scorable
 
 
-def build(con: duckdb.DuckDBPyConnection, db_path: Path, embedding_set: index.EmbeddingSet) -> VectorCache:
-    """Read one provider/model's vectors and attributes through ``con`` (read-only) into a new cache."""
+def build(
+    con: duckdb.DuckDBPyConnection, db_path: Path, embedding_set: index.EmbeddingSet, files: Sequence[index.FileRow]
+) -> VectorCache:
+    """Read one provider/model's vectors through ``con`` (read-only) into a new cache; ``files`` are
+    ``index.file_rows`` of the same connection."""
     started = time.perf_counter()
-    files = index.cache_files(con)
-    file_ids = np.fromiter((f[0] for f in files), dtype=np.int64, count=len(files))
+    file_ids = np.fromiter((f.file_id for f in files), dtype=np.int64, count=len(files))
     by_id = np.argsort(file_ids)
     count, low, high = index.vector_extent(con, embedding_set)
     dims = embedding_set.dims
@@ -258,18 +234,17 @@ def build(con: duckdb.DuckDBPyConnection, db_path: Path, embedding_set: index.Em
     for array in arrays:
         array.flags.writeable = False  # shared by concurrent searches: nothing may change them
     return VectorCache(
-        key=_key(db_path, embedding_set.provider, embedding_set.model),
+        db_path=str(db_path),
         embedding_set=embedding_set,
-        language_counts=index.language_counts_of(files),
         matrix=matrix,
         chunk_ids=chunk_ids,
         start_lines=start_lines,
         attributes=Attributes(
             file_codes=file_codes,
             type_codes=type_codes,
-            paths=tuple(f[1] for f in files),
-            lower_paths=tuple(f[2] for f in files),
-            languages=tuple(f[3] for f in files),
+            paths=tuple(f.path for f in files),
+            lower_paths=tuple(f.lower_path for f in files),
+            languages=tuple(f.language for f in files),
             type_names=tuple(types),
         ),
         nan_rows=_joined(nan_rows),
@@ -304,122 +279,3 @@ def _fill(block: np.ndarray, embeddings: np.ndarray) -> tuple[np.ndarray, np.nda
 
 def _joined(parts: Sequence[np.ndarray]) -> np.ndarray:
     return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64)
-
-
-def _key(db_path: Path, provider: str, model: str) -> Key:
-    return Key("vectors", str(db_path), (provider, model))
-
-
-def semantic(
-    con: duckdb.DuckDBPyConnection,
-    db_path: Path,
-    embedding_set: index.EmbeddingSet,
-    vectors: np.ndarray,
-    filters: Filters,
-    limit: int,
-    offset: int,
-) -> list[list[Hit]]:
-    """``index.semantic`` through the cache: the same hits, from memory once the cache is warm.
-
-    ``con`` is the caller's read-only connection: it is used to build the cache and to fetch the page's rows,
-    and it is never kept.
-    """
-    cache = _ready(con, db_path, embedding_set, len(vectors))
-    if cache is None:
-        return index.semantic(con, embedding_set, vectors, filters, limit, offset)
-    pages = cache.rank(vectors, filters, limit, offset)
-    rows = index.chunks_by_id(con, sorted({chunk_id for page in pages for chunk_id, _ in page}))
-    if any(chunk_id not in rows for page in pages for chunk_id, _ in page):
-        # The file changed without a new size, mtime or inode (a copy restored with its times kept): this
-        # cache describes another index. Drop it and answer from the index itself.
-        STORE.discard(cache.key)
-        return index.semantic(con, embedding_set, vectors, filters, limit, offset)
-    return [[index.hit_from_row(rows[chunk_id], score) for chunk_id, score in page] for page in pages]
-
-
-def _ready(
-    con: duckdb.DuckDBPyConnection, db_path: Path, embedding_set: index.EmbeddingSet, queries: int
-) -> VectorCache | None:
-    """The fresh cache for this index and model: from memory, from the cache directory (a process that searched
-    this state of the file before wrote it there), or built now if demand warrants it; else None (use SQL)."""
-    key = _key(db_path, embedding_set.provider, embedding_set.model)
-    signature = Signature.of(db_path)  # the caller's connection keeps writers out until it closes
-    target = folder(key, signature, FORMAT)
-    cache = STORE.ensure(
-        key,
-        signature,
-        lambda: _load_or_build(con, db_path, embedding_set, target),
-        demand=queries,
-        threshold=1 if target.is_dir() else BUILD_AFTER,
-    )
-    if cache is not None and cache.embedding_set != embedding_set:  # the model's vectors moved to another size
-        STORE.discard(key)
-        return None
-    return cache
-
-
-def _load_or_build(
-    con: duckdb.DuckDBPyConnection, db_path: Path, embedding_set: index.EmbeddingSet, target: Path
-) -> VectorCache:
-    with contextlib.suppress(OSError, ValueError, KeyError):
-        return _load(target, db_path)
-    cache = build(con, db_path, embedding_set)
-    publish(target, cache.save)
-    return cache
-
-
-def _load(target: Path, db_path: Path) -> VectorCache:
-    """A cache written by ``VectorCache.save``, its arrays memory-mapped: shared by every process on the machine."""
-    started = time.perf_counter()
-    meta = json.loads((target / "vectors.json").read_text(encoding="utf-8"))
-    arrays = {name: np.load(target / f"{name}.npy", mmap_mode="r") for name in _ARRAYS}
-    embedding_set = index.EmbeddingSet(**meta["embedding_set"])
-    return VectorCache(
-        key=_key(db_path, embedding_set.provider, embedding_set.model),
-        embedding_set=embedding_set,
-        language_counts=tuple(tuple(entry) for entry in meta["language_counts"]),  # type: ignore[misc]
-        attributes=Attributes.load(target),
-        build_seconds=time.perf_counter() - started,
-        **arrays,
-    )
-
-
-@dataclass(frozen=True)
-class Warm:
-    """What a fresh cache already knows about the index: all a search learns from its first connection."""
-
-    embedding_set: index.EmbeddingSet
-    language_counts: tuple[tuple[str, int, int], ...]
-
-
-def warm(db_path: Path, provider: str, model: str) -> Warm | None:
-    """The fresh cache's knowledge of this index and model, without opening the index; None when cold or stale.
-
-    Opening a DuckDB file costs about 20 ms (duckdb 2.0, measured even for ``:memory:``), more than a warm
-    search itself: with this, a warm search opens the index once (to fetch its page's rows), not twice.
-    """
-    try:
-        signature = Signature.of(db_path)
-    except OSError:
-        return None
-    current = STORE.fresh(_key(db_path, provider, model), signature)
-    return None if current is None else Warm(current.embedding_set, current.language_counts)
-
-
-def info(db_path: Path) -> CacheInfo | None:
-    """The most recently used vector cache of this index file, if the process holds one (``fresh``: it
-    matches the file now)."""
-    held = STORE.entries("vectors", db_path)
-    if not held:
-        return None
-    current, signature = held[0]
-    try:
-        fresh = Signature.of(db_path) == signature
-    except OSError:
-        fresh = False
-    return current.info(fresh)
-
-
-def clear() -> None:
-    """Forget every cache and demand count (memory back to the host; tests start cold)."""
-    STORE.clear()

@@ -59,7 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
         parameters.EXCLUDE, parameters.EXPAND, parameters.MODE, parameters.CONTENT, parameters.MAX_BYTES,
     )  # fmt: skip
     no_cache = argparse.ArgumentParser(add_help=False)
-    no_cache.add_argument("--no-cache", action="store_true", help="skip the in-process vector cache")
+    no_cache.add_argument(
+        "--no-cache", action="store_true", help="no snapshots: read the index file itself at every search"
+    )
 
     parser = _Parser(
         prog="python -m onetool_code",
@@ -68,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
-    commands.add_parser("status", parents=[common], help="what the index holds and whether it is in use")
+    commands.add_parser("status", parents=[common, no_cache], help="what the index holds and whether it is in use")
     search = commands.add_parser("search", parents=[common, searching, no_cache], help="search with one query")
     search.add_argument("query", help=parameters.QUERY.doc)
     _flags(search, parameters.OFFSET)
@@ -154,7 +156,7 @@ def _run(args: argparse.Namespace) -> Any:
     place = {"path": args.path, "db": args.db}
     cache = False if getattr(args, "no_cache", False) else None
     if args.command == "status":
-        return api.run_status(**place, format=args.format, **embedding)
+        return api.run_status(**place, format=args.format, **embedding, cache=cache)
     if args.command == "index":
         return _index(args, embedding)
     if args.command == "mcp":

@@ -1,33 +1,34 @@
-"""What a process derives from an index file (the vector cache, the lexical index), kept in one place.
+"""What a process derives from index files, kept in one place: the snapshots it maps, and (with snapshots
+off) the lexical indexes it builds in memory.
 
-One freshness rule: an entry belongs to one state of the file (``Signature``: size, mtime, inode, the WAL
-beside it), and any other state makes it stale. One build lock per index file, taken outside the store's own
-brief lock, so that building one index never holds up a search of another. One memory bound over all
-entries: the least recently used go first, and an evicted entry must earn its rebuild again (its demand count
-starts over), so a process alternating between indexes that fit keeps them all, and one that cannot fit them
-does not rebuild at every switch.
-
-Entries never hold a DuckDB connection: ``build`` borrows the caller's short read-only one.
+One freshness rule: an entry belongs to one state of the file (``Signature``: size, mtime, ctime, inode, the
+WAL beside it), and any other state makes it stale. One build lock per index file, taken outside the store's
+own brief lock, so that building one index never holds up a search of another. One memory bound over all
+entries: the least recently used go first. Memory-mapped arrays are the page cache's, shared by every process,
+so entries count only what they hold on the heap.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import shutil
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+import numpy as np
+
+from onetool_code.spans import note
+
 CACHE_ENV = "ONETOOL_CODE_CACHE_DIR"
 # DuckDB writes uncommitted changes to ``<file>.wal``; a WAL left beside the file changes what a reader sees.
 WAL_SUFFIX = ".wal"
-# Demand is counted for at most this many keys; past that the counts start over (a process that touched so
-# many indexes is not going to miss one count).
-MAX_DEMAND_KEYS = 64
 
 
 def _default_budget() -> int:
@@ -59,15 +60,23 @@ class Signature:
             wal = None
         return cls(stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino, stat.st_dev, wal)
 
+    @property
+    def changed(self) -> float:
+        """When the file or its WAL last changed, in seconds since the epoch."""
+        return max(self.mtime_ns, self.ctime_ns, self.wal[1] if self.wal else 0) / 1e9
+
 
 @dataclass(frozen=True)
 class Key:
-    """One kind of derived state (``"vectors"``, ``"lexical"``) of one index file, with what else tells
-    entries of that kind apart (a provider and model)."""
+    """One kind of derived state (``"snapshot"``, ``"lexical"``) of one index file."""
 
     kind: str
     db_path: str
-    detail: tuple[str, ...] = ()
+
+
+def heap(*arrays: np.ndarray) -> int:
+    """Bytes of these arrays on this process's heap: a memory-mapped array's pages are the page cache's."""
+    return sum(0 if isinstance(a, np.memmap) else a.nbytes for a in arrays)
 
 
 class Sized(Protocol):
@@ -89,7 +98,6 @@ class Store:
         self.budget = _default_budget() if budget is None else budget
         self._lock = threading.Lock()
         self._entries: OrderedDict[Key, _Entry] = OrderedDict()
-        self._demand: dict[Key, int] = {}
         self._build_locks: dict[str, threading.Lock] = {}
         self.builds = 0  # how many entries this store has built: what a thrash would show
 
@@ -102,21 +110,13 @@ class Store:
             self._entries.move_to_end(key)
             return entry.value
 
-    def ensure(
-        self, key: Key, signature: Signature, build: Callable[[], T], *, demand: int, threshold: int
-    ) -> T | None:
-        """The fresh entry; or a new one from ``build`` once ``demand`` (added up over calls) reaches
-        ``threshold``; or None: not worth building yet, the caller answers another way."""
+    def ensure(self, key: Key, signature: Signature, build: Callable[[], T]) -> T:
+        """The fresh entry, or a new one from ``build`` (one build per index file at a time)."""
         with self._lock:
             entry = self._entries.get(key)
             if entry is not None and entry.signature == signature:
                 self._entries.move_to_end(key)
                 return entry.value
-            if len(self._demand) >= MAX_DEMAND_KEYS and key not in self._demand:
-                self._demand.clear()
-            self._demand[key] = self._demand.get(key, 0) + demand
-            if self._demand[key] < threshold:
-                return None
             build_lock = self._build_locks.setdefault(key.db_path, threading.Lock())
         with build_lock:
             with self._lock:  # another thread may have built it while this one waited for the build lock
@@ -125,11 +125,14 @@ class Store:
                     return entry.value
                 self._entries.pop(key, None)  # the stale one goes first: two never exist at once
             value = build()
-            with self._lock:
-                self._entries[key] = _Entry(value, signature)
-                self.builds += 1
-                self._evict(keep=key)
+            self.put(key, signature, value)
+            self.builds += 1
             return value
+
+    def put(self, key: Key, signature: Signature, value: Sized) -> None:
+        with self._lock:
+            self._entries[key] = _Entry(value, signature)
+            self._evict(keep=key)
 
     def discard(self, key: Key) -> None:
         """Drop an entry found to describe another state of its file than its signature says."""
@@ -153,7 +156,6 @@ class Store:
         """Forget everything (memory back to the host; tests start cold)."""
         with self._lock:
             self._entries.clear()
-            self._demand.clear()
             self.builds = 0
 
     def _evict(self, keep: Key) -> None:
@@ -163,7 +165,6 @@ class Store:
                 return
             if key != keep:
                 total -= self._entries.pop(key).value.nbytes
-                self._demand.pop(key, None)
 
 
 STORE = Store()
@@ -181,25 +182,61 @@ def cache_root() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser() / "onetool-code"
 
 
+def place(key: Key) -> str:
+    """The name every state of one index file's derived state starts with."""
+    return hashlib.sha256(str(Path(key.db_path).resolve()).encode()).hexdigest()[:16]
+
+
 def folder(key: Key, signature: Signature, version: int) -> Path:
-    """``<kind>/<index file and detail>-<its state>``: one folder per state of the file, and the folders of the
-    file's earlier states findable by their first part."""
-    place = hashlib.sha256(repr((str(Path(key.db_path).resolve()), key.detail)).encode()).hexdigest()[:16]
+    """``<kind>/<index file>-<its state>``: one folder per state of the file, and the folders of the file's
+    earlier states findable by their first part."""
     state = hashlib.sha256(repr((version, signature)).encode()).hexdigest()[:16]
-    return cache_root() / key.kind / f"{place}-{state}"
+    return cache_root() / key.kind / f"{place(key)}-{state}"
 
 
-def publish(target: Path, write: Callable[[Path], None]) -> None:
+@contextmanager
+def machine_lock(key: Key) -> Iterator[None]:
+    """One holder on the whole machine at a time (``flock`` on a file in the cache directory; the kernel drops
+    it if the holder dies), and one thread of this process: flock does not tell a process's threads apart."""
+    locks = cache_root() / "locks"
+    with _THREAD_LOCKS.setdefault(str(key), threading.Lock()):
+        try:
+            locks.mkdir(parents=True, exist_ok=True)
+            fd = os.open(locks / f"{key.kind}-{place(key)}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:  # no cache directory to share: this process works alone
+            note(f"no machine lock in {locks}: {exc}")
+            yield
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+
+_THREAD_LOCKS: dict[str, threading.Lock] = {}
+
+
+def disk_usage() -> int:
+    """Bytes held by the cache directory."""
+    root = cache_root()
+    return sum(p.stat().st_size for p in root.rglob("*") if p.is_file()) if root.is_dir() else 0
+
+
+def publish(target: Path, write: Callable[[Path], None]) -> bool:
     """``write`` into a private folder, then rename it into place (a reader never sees half a folder), and
-    remove the folders of the file's earlier states. A cache that cannot be written only slows the next process."""
+    remove the folders of the file's earlier states. A cache that cannot be written only slows the next
+    search: False says so."""
     temporary = target.with_name(f"{target.name}.tmp-{os.getpid()}-{threading.get_ident()}")
     try:
         temporary.mkdir(parents=True)
         write(temporary)
-        place = target.name.split("-")[0]
-        for earlier in target.parent.glob(f"{place}-*"):
+        first = target.name.split("-")[0]
+        for earlier in target.parent.glob(f"{first}-*"):
             if earlier.name != target.name and ".tmp-" not in earlier.name:
                 shutil.rmtree(earlier, ignore_errors=True)
         temporary.rename(target)
     except OSError:
         shutil.rmtree(temporary, ignore_errors=True)
+        return False
+    return True

@@ -1,4 +1,4 @@
-"""One search, start to ranked hits: pick the retrievers for the mode, embed the queries, rank, fuse.
+"""One search, start to ranked hits: pick the rankings for the mode, embed the queries, rank, fuse.
 
 - ``hybrid`` (the default): semantic and lexical lists fused with structural priors (``ranking.hybrid``).
   When it cannot embed (no vectors for the model in the index, no key, the API failing), it answers lexically
@@ -6,26 +6,25 @@
 - ``semantic``: ChunkHound's own order, exactly; ``lexical``: words and identifiers, no key; ``regex``:
   ChunkHound's regex search.
 
-The index is opened briefly and never across the embeddings request: a network call of up to 30 s must not
-keep ChunkHound locked out of its own index.
+A search answers from a snapshot of the index (``snapshot.py``) and never opens the file ChunkHound writes. With
+snapshots off, it opens the file briefly, twice, and never across the embeddings request: a network call of up to
+30 s must not keep ChunkHound locked out of its own index.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from onetool_code import cache, embeddings, index, lexical, ranking, retrievers
+import numpy as np
+
+from onetool_code import embeddings, index, lexical, ranking, retrievers, snapshot
 from onetool_code.errors import BadInputError, EmbeddingError, MissingKeyError, ModelNotInIndexError
 from onetool_code.hits import Hit
 from onetool_code.request import Request
 from onetool_code.schema import Filters
 from onetool_code.settings import Settings
 from onetool_code.spans import note
-
-if TYPE_CHECKING:
-    import duckdb
 
 # How deep each list of a hybrid search goes before fusion: deep enough that a definition ranked 60th by one
 # ranking and 5th by the other still meets itself.
@@ -53,66 +52,73 @@ def run(settings: Settings, request: Request) -> Ranked:
                 raise BadInputError(
                     f"query {query!r} has no word of two or more letters or digits to search for in lexical mode"
                 )
-    semantic, notice = None, None
-    if request.mode in ("semantic", "hybrid"):
-        try:
-            semantic = _embedded(settings, request)
-        except (ModelNotInIndexError, MissingKeyError, EmbeddingError) as exc:
-            if request.mode == "semantic":
-                raise
-            notice = f"answered by words only (lexical): {_reason(exc, settings)}"
-            note(f"hybrid fell back to lexical: {exc}")
+    if settings.cache:
+        view = snapshot.view(settings.project_root, settings.db_path)
+        held = view.snapshot
+        semantic, notice = _embedded(settings, request, held.layout, held.language_counts)
+        lists = _rank(retrievers.FromSnapshot(held), request, semantic)
+        return _finish(request, lists, "; ".join(n for n in (view.notice, notice) if n) or None)
+    with index.connect(settings.project_root, settings.db_path) as con:  # closed before the embeddings request
+        layout, counts = index.layout(con, settings.db_path), index.language_counts(con)
+    semantic, notice = _embedded(settings, request, layout, counts)
     with index.connect(settings.project_root, settings.db_path) as con:
-        # Each hit carries its file's row (size, mtime, hash): shaping tells from it whether the file changed.
-        lists = index.with_file_states(con, _rank(con, settings, request, semantic))
+        lists = _rank(retrievers.FromIndex(con, settings.db_path), request, semantic)
     return _finish(request, lists, notice)
 
 
-def _rank(
-    con: duckdb.DuckDBPyConnection, settings: Settings, request: Request, semantic: retrievers.Semantic | None
-) -> list[list[Hit]]:
-    """One ranked list per query, ``_depth`` deep, from the retrievers the mode calls for."""
-    depth = _depth(request)
+@dataclass(frozen=True)
+class Semantic:
+    """The query vectors of one call (one embeddings request) and the index's vectors they are compared with."""
+
+    embedding_set: index.EmbeddingSet
+    vectors: np.ndarray
+
+
+def _rank(reader: retrievers.Reader, request: Request, semantic: Semantic | None) -> list[list[Hit]]:
+    """One ranked list per query, ``_depth`` deep, from the rankings the mode calls for."""
+    depth, filters = _depth(request), request.filters
     if request.mode == "regex":
-        index.layout(con, settings.db_path)
-        check_languages(index.language_counts(con), request.filters)
-        return retrievers.regex(con, request, depth)
+        return reader.regex(request.queries, filters, depth)
     if request.mode == "semantic":
         assert semantic is not None
-        return semantic.rank(con, request, depth)
-    words_index = retrievers.lexical_index(con, settings)
-    check_languages(words_index.language_counts, request.filters)
+        return reader.semantic(semantic.embedding_set, semantic.vectors, filters, depth)
     if request.mode == "lexical":
-        return retrievers.lexical_ranking(con, words_index, request, depth)
+        return reader.lexical(request.queries, filters, depth)
     # Hybrid, or what is left of it without vectors: the priors still put definitions first. Each fused list is
     # cut to the depth of the other modes' lists, so that a batch fuses the best of each query.
     deep = max(depth, HYBRID_DEPTH)
-    words = retrievers.lexical_ranking(con, words_index, request, deep)
-    meanings = semantic.rank(con, request, deep) if semantic else [[] for _ in words]
+    words = reader.lexical(request.queries, filters, deep)
+    meanings = (
+        reader.semantic(semantic.embedding_set, semantic.vectors, filters, deep) if semantic else [[] for _ in words]
+    )
     return [
-        ranking.hybrid(m, w, query, request.filters)[:depth]
+        ranking.hybrid(m, w, query, filters)[:depth]
         for m, w, query in zip(meanings, words, request.queries, strict=True)
     ]
 
 
-def _embedded(settings: Settings, request: Request) -> retrievers.Semantic:
-    """The configured model's vectors in the index (an error listing what it holds otherwise), and the
-    queries' vectors from one embeddings request."""
-    warm = cache.warm(settings.db_path, settings.provider, settings.model) if settings.cache else None
-    if warm is not None:  # the file is unchanged since the cache read it: it knows what this connection would
-        chosen = warm.embedding_set
-        check_languages(warm.language_counts, request.filters)
-    else:
-        with index.connect(settings.project_root, settings.db_path) as con:
-            chosen = embedding_set(index.layout(con, settings.db_path), settings)
-            check_languages(index.language_counts(con), request.filters)
-    vectors = embeddings.embed(request.queries, settings)
-    if vectors.shape[1] != chosen.dims:
-        raise EmbeddingError(
-            f"{settings.provider}/{settings.model} returned {vectors.shape[1]}-dimensional vectors, but the index "
-            f"stores {chosen.dims} dimensions for it: the index was built with other settings."
-        )
-    return retrievers.Semantic(settings, chosen, vectors)
+def _embedded(
+    settings: Settings, request: Request, layout: index.Layout, language_counts: Sequence[tuple[str, int, int]]
+) -> tuple[Semantic | None, str | None]:
+    """The queries' vectors from one embeddings request, when the mode ranks by meaning, and the configured
+    model's vectors in the index to compare them with; for hybrid, a notice instead when it cannot embed."""
+    check_languages(language_counts, request.filters)
+    if request.mode not in ("semantic", "hybrid"):
+        return None, None
+    try:
+        chosen = embedding_set(layout, settings)
+        vectors = embeddings.embed(request.queries, settings)
+        if vectors.shape[1] != chosen.dims:
+            raise EmbeddingError(
+                f"{settings.provider}/{settings.model} returned {vectors.shape[1]}-dimensional vectors, but the "
+                f"index stores {chosen.dims} dimensions for it: the index was built with other settings."
+            )
+    except (ModelNotInIndexError, MissingKeyError, EmbeddingError) as exc:
+        if request.mode == "semantic":
+            raise
+        note(f"hybrid fell back to lexical: {exc}")
+        return None, f"answered by words only (lexical): {_reason(exc, settings)}"
+    return Semantic(chosen, vectors), None
 
 
 def _reason(exc: Exception, settings: Settings) -> str:

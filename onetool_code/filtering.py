@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from onetool_code.derived import heap
 from onetool_code.schema import Filters
 
 
@@ -68,7 +69,7 @@ class Attributes:
     @property
     def nbytes(self) -> int:
         strings = (*self.paths, *self.lower_paths, *self.type_names, *(x for x in self.languages if x))
-        return self.file_codes.nbytes + self.type_codes.nbytes + sum(len(s) + 49 for s in strings)
+        return heap(self.file_codes, self.type_codes) + sum(len(s) + 49 for s in strings)
 
 
 def _each(values: Sequence[Any], test: Callable[[Any], bool]) -> np.ndarray:

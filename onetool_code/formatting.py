@@ -10,11 +10,11 @@ in a last line what was left out and how to get it.
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from onetool_code.cache import CacheInfo
-from onetool_code.report import StatusReport
+from onetool_code.report import SnapshotInfo, StatusReport
 from onetool_code.request import Request
 from onetool_code.shaping import Result
 
@@ -350,8 +350,9 @@ def render_status(report: StatusReport, fmt: str) -> str | dict[str, Any]:
             "Languages: "
             + ", ".join(f"{lang} {files} files/{chunks} chunks" for lang, files, chunks in report.languages)
         )
-    lines.append("In use by ChunkHound: no")
-    lines.append(f"Vector cache: {_vector_cache(report.vector_cache)}")
+    held = report.snapshot
+    lines.append(f"In use by ChunkHound: {'yes, ' + held.notice if held and held.notice else 'no'}")
+    lines.append(f"Snapshot: {_snapshot(held)}")
     lines.extend(f"Note: {note}" for note in report.notes)
     return "\n".join(lines)
 
@@ -376,31 +377,34 @@ def _status_data(report: StatusReport) -> dict[str, Any]:
             configured_model_present=report.model_present,
             languages={lang: {"files": files, "chunks": chunks} for lang, files, chunks in report.languages},
             notes=list(report.notes),
-            vector_cache=_vector_cache_data(report.vector_cache),
+            snapshot=_snapshot_data(report.snapshot),
         )
     return data
 
 
-def _vector_cache(info: CacheInfo | None) -> str:
-    if info is None:
-        return "none in this process (built at its second semantic search of this index)"
-    state = "" if info.fresh else "; stale: the index changed, rebuilt at the next search"
+def _snapshot(held: SnapshotInfo | None) -> str:
+    if held is None:
+        return "off (every search reads the index file)"
+    made = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(held.created))
+    state = "of an earlier state of the index" if held.notice else "of the index as it is"
     return (
-        f"{info.vectors:,} vectors of {info.provider}/{info.model} in memory, {_bytes(info.nbytes)} "
-        f"({info.nbytes / max(info.matrix_bytes, 1):.2f}x the float32 matrix; built in {info.build_seconds:.2f} s){state}"
+        f"{state}, made {made} ({_age(max(0.0, time.time() - held.created))} ago; the index was held "
+        f"{held.read_seconds:.2f} s to read it); cache {held.cache_dir} holds {_bytes(held.cache_bytes)}"
     )
 
 
-def _vector_cache_data(info: CacheInfo | None) -> dict[str, Any] | None:
-    if info is None:
+def _snapshot_data(held: SnapshotInfo | None) -> dict[str, Any] | None:
+    if held is None:
         return None
     return {
-        "provider": info.provider,
-        "model": info.model,
-        "dims": info.dims,
-        "vectors": info.vectors,
-        "bytes": info.nbytes,
-        "fresh": info.fresh,
+        "current": held.notice is None,
+        "notice": held.notice,
+        "created": round(held.created, 3),
+        "age_seconds": round(max(0.0, time.time() - held.created)),
+        "read_seconds": round(held.read_seconds, 3),
+        "folder": str(held.folder),
+        "cache_dir": str(held.cache_dir),
+        "cache_bytes": held.cache_bytes,
     }
 
 

@@ -11,7 +11,11 @@ progress bar is off: DuckDB draws it on stdout, which is OneTool's MCP channel.
 
 from __future__ import annotations
 
+import fcntl
+import os
 import re
+import struct
+import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -27,6 +31,8 @@ if TYPE_CHECKING:
     import duckdb
     import numpy as np
 
+# Linux's struct flock: l_type, l_whence, l_start, l_len, l_pid (and padding).
+_FLOCK = "hhqqi4x"
 _LOCK = re.compile(r"Conflicting lock is held in (?P<exe>.*?) \(PID (?P<pid>\d+)\)")
 # What DuckDB says about a damaged or foreign file, or about data in it that no query can use (a stored vector
 # holding NULL values fails ChunkHound's own cosine too).
@@ -47,11 +53,42 @@ class EmbeddingSet:
 
 
 @dataclass(frozen=True)
+class FileRow:
+    """One ``files`` row as the snapshot build reads it (``file_rows``)."""
+
+    file_id: int
+    path: str
+    lower_path: str  # DuckDB's lower(path), as the filters compare it
+    language: str | None
+    chunks: int
+    state: FileState
+
+
+@dataclass(frozen=True)
 class Layout:
     """What the file holds: ChunkHound's tables (checked) and its embedding sets."""
 
     db_path: Path
     embedding_sets: tuple[EmbeddingSet, ...]
+
+
+def writer(db_path: Path) -> int | None:
+    """The PID of a process holding the index read-write, asked of the kernel without opening it with DuckDB.
+
+    DuckDB takes a POSIX lock on the whole file (a write lock for read-write, a read lock for read-only); asking
+    whether a read lock would conflict finds a writer and ignores readers. Closing any descriptor of a file drops
+    this process's own POSIX locks on it, so a caller never asks while this process has the index open (snapshot
+    builds and this probe run under the same machine lock). None where the probe is not Linux's.
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+    fd = os.open(db_path, os.O_RDONLY)
+    try:
+        asked = struct.pack(_FLOCK, fcntl.F_RDLCK, os.SEEK_SET, 0, 0, 0)
+        kind, _, _, _, pid = struct.unpack(_FLOCK, fcntl.fcntl(fd, fcntl.F_GETLK, asked))
+    finally:
+        os.close(fd)
+    return None if kind == fcntl.F_UNLCK else int(pid)
 
 
 def not_indexed(project_root: Path, db_path: Path) -> NotIndexedError:
@@ -71,15 +108,20 @@ def locked(db_path: Path, pid: str, exe: str = "") -> IndexLockedError:
     )
 
 
-@contextmanager
-def connect(project_root: Path, db_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A read-only connection for the duration of the block; closed on every path out."""
+def check_file(project_root: Path, db_path: Path) -> None:
+    """The index file exists and is a file: the errors a user can act on, before anything reads it."""
     if not db_path.exists():
         raise not_indexed(project_root, db_path)
     if db_path.is_dir():
         raise IndexUnreadableError(
             f"{db_path} is a directory, not an index file (expected {schema.DB_FILE_NAME} inside it?)"
         )
+
+
+@contextmanager
+def connect(project_root: Path, db_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-only connection for the duration of the block; closed on every path out."""
+    check_file(project_root, db_path)
     with session(db_path, read_only=True) as con:
         yield con
 
@@ -230,19 +272,24 @@ def with_file_states(con: duckdb.DuckDBPyConnection, lists: Sequence[Sequence[Hi
     paths = sorted({hit.file_path for hits in lists for hit in hits})
     if not paths:
         return [list(hits) for hits in lists]
-    cursor = con.execute(schema.FILE_STATES_SQL, [paths])
-    names = [column[0] for column in cursor.description or ()]
-    states: dict[str, FileState] = {}
-    for row in cursor.fetchall():
-        values = dict(zip(names, row, strict=True))
-        size, mtime = values.get(schema.FILE_SIZE_COLUMN), values.get(schema.FILE_MTIME_COLUMN)
-        digest = values.get(schema.FILE_HASH_COLUMN)
-        states[str(values["path"])] = FileState(
-            size=None if size is None else int(size),
-            mtime=_epoch(mtime),
-            content_hash=str(digest) if digest else None,
-        )
+    states = {str(row["path"]): _state(row) for row in _named(con.execute(schema.FILE_STATES_SQL, [paths]))}
     return [[replace(hit, file=states.get(hit.file_path)) for hit in hits] for hits in lists]
+
+
+def _named(cursor: duckdb.DuckDBPyConnection) -> Iterator[dict[str, Any]]:
+    names = [column[0] for column in cursor.description or ()]
+    for row in cursor.fetchall():
+        yield dict(zip(names, row, strict=True))
+
+
+def _state(row: dict[str, Any]) -> FileState:
+    """A ``files`` row's size, mtime and hash, by name: indexes written before ChunkHound added ``content_hash``
+    (or without ``size``) lack columns."""
+    size, mtime = row.get(schema.FILE_SIZE_COLUMN), row.get(schema.FILE_MTIME_COLUMN)
+    digest = row.get(schema.FILE_HASH_COLUMN)
+    return FileState(
+        size=None if size is None else int(size), mtime=_epoch(mtime), content_hash=str(digest) if digest else None
+    )
 
 
 def _epoch(value: object) -> float | None:
@@ -254,31 +301,23 @@ def _epoch(value: object) -> float | None:
 
 
 def hit_from_row(row: Sequence[Any], score: float) -> Hit:
-    """A hit from a ``chunks_by_id`` row and a score computed elsewhere (the vector cache)."""
+    """A hit from a ``chunks_by_id`` row and a score computed elsewhere (a ranking held in memory)."""
     return _hit(row, score)
 
 
-def cache_files(con: duckdb.DuckDBPyConnection) -> list[tuple[int, str, str, str | None, int]]:
-    """Every file as (id, path, DuckDB's lower(path), language, chunks), in DuckDB's ``ORDER BY path``."""
+def file_rows(con: duckdb.DuckDBPyConnection) -> list[FileRow]:
+    """Every file with its chunk count and row state, in DuckDB's ``ORDER BY path`` (the tie-break's order)."""
+    states = {int(row["id"]): _state(row) for row in _named(con.execute(schema.FILE_ROWS_SQL))}
     return [
-        (int(file_id), str(path), str(lower), None if language is None else str(language), int(chunks))
-        for file_id, path, lower, language, chunks in con.execute(schema.CACHE_FILES_SQL).fetchall()
-    ]
+        FileRow(int(file_id), str(path), str(lower), None if language is None else str(language), int(chunks),
+                states[int(file_id)])
+        for file_id, path, lower, language, chunks in con.execute(schema.FILES_IN_PATH_ORDER_SQL).fetchall()
+    ]  # fmt: skip
 
 
-def language_counts_of(files: Sequence[tuple[int, str, str, str | None, int]]) -> tuple[tuple[str, int, int], ...]:
-    """``language_counts``' answer from ``cache_files``' rows, so derived state can answer it without SQL."""
-    counts: dict[str, list[int]] = {}
-    for _, _, _, language, chunks in files:
-        entry = counts.setdefault(language or "unknown", [0, 0])
-        entry[0] += 1
-        entry[1] += chunks
-    return tuple(sorted(((lang, n, c) for lang, (n, c) in counts.items()), key=lambda t: (-t[2], t[0])))
-
-
-def lexical_corpus(con: duckdb.DuckDBPyConnection) -> list[tuple[int, int, str, str | None, str | None]]:
-    """Every chunk as (id, file id, chunk type, symbol, code): what the lexical index is built from."""
-    return con.execute(schema.LEXICAL_CORPUS_SQL).fetchall()
+def chunk_rows(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
+    """Every chunk whose file row exists as (id, file id, chunk type, symbol, code, start line, end line), by id."""
+    return con.execute(schema.CHUNK_ROWS_SQL).fetchall()
 
 
 def vector_extent(con: duckdb.DuckDBPyConnection, embedding_set: EmbeddingSet) -> tuple[int, int, int]:

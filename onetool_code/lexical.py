@@ -5,18 +5,13 @@ also each of its parts (``load``, ``config``; ``parseOptions`` gives ``parseopti
 a query for the whole name finds the definition, a query in words finds it too. A chunk's document is its code,
 the name it defines (again: the definition of a name outranks its uses) and its file's path.
 
-Building costs seconds at 80,000 chunks (tokenising and bm25s' index), so a built index is kept in
-``derived.STORE`` and also written to the user's cache directory (never into the project), keyed on the index
-file's identity: a later process loads it memory-mapped in milliseconds. The DuckDB file is read once per
-state, through the caller's short read-only connection, and never held.
+Building costs seconds at 80,000 chunks (tokenising and bm25s' index), so it is part of a snapshot (built
+once per state of the index file, from the snapshot's rows, and memory-mapped by every later search).
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
 import re
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,19 +19,17 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from onetool_code import index
-from onetool_code.derived import STORE, Key, Signature, folder, publish
+from onetool_code.derived import heap
 from onetool_code.filtering import Attributes
 from onetool_code.names import display_name
+from onetool_code.rows import ChunkRows
 from onetool_code.schema import Filters
 
 if TYPE_CHECKING:
     import bm25s
-    import duckdb
 
 # bm25s' defaults are Lucene's; k1 = 1.2 is the classic value for short documents such as code chunks.
 K1, B = 1.2, 0.75
-FORMAT = 3  # bump when what is written to the cache directory changes
 
 _WORD = re.compile(r"[A-Za-z0-9_]+")
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
@@ -77,16 +70,14 @@ class LexicalIndex:
     retriever: bm25s.BM25 | None  # None for an index without chunks (bm25s cannot index nothing)
     chunk_ids: np.ndarray  # int64
     attributes: Attributes
-    language_counts: tuple[tuple[str, int, int], ...]
-    build_seconds: float = 0.0
 
     @property
     def nbytes(self) -> int:
-        own = self.chunk_ids.nbytes + self.attributes.nbytes
+        own = heap(self.chunk_ids) + self.attributes.nbytes
         if self.retriever is None:
             return own
         scores = self.retriever.scores
-        matrix = sum(scores[name].nbytes for name in ("data", "indices", "indptr"))
+        matrix = heap(*(scores[name] for name in ("data", "indices", "indptr")))
         vocabulary = sum(len(token) + 80 for token in self.retriever.vocab_dict)  # str and dict entry
         return own + matrix + vocabulary
 
@@ -116,38 +107,6 @@ class LexicalIndex:
         return ranked
 
 
-def get(con: duckdb.DuckDBPyConnection, db_path: Path) -> LexicalIndex:
-    """The lexical index of this state of the file: from memory, from the cache directory, or built now.
-
-    ``con`` is the caller's read-only connection; its lock keeps writers out while the signature is taken.
-    """
-    signature = Signature.of(db_path)
-    lexical = STORE.ensure(
-        Key("lexical", str(db_path)), signature, lambda: _load_or_build(con, db_path, signature), demand=1, threshold=1
-    )
-    assert lexical is not None  # threshold 1: always built
-    return lexical
-
-
-def language_counts(db_path: Path) -> tuple[tuple[str, int, int], ...] | None:
-    """What a fresh lexical index knows of the file's languages, without opening it (None: none held)."""
-    try:
-        signature = Signature.of(db_path)
-    except OSError:
-        return None
-    current = STORE.fresh(Key("lexical", str(db_path)), signature)
-    return None if current is None else current.language_counts
-
-
-def _load_or_build(con: duckdb.DuckDBPyConnection, db_path: Path, signature: Signature) -> LexicalIndex:
-    target = folder(Key("lexical", str(db_path)), signature, FORMAT)
-    with contextlib.suppress(OSError, ValueError, KeyError):
-        return _load(target)
-    lexical = build(con)
-    _save(lexical, target)
-    return lexical
-
-
 def defined_name(symbol: str, chunk_type: str, code: str) -> str:
     """The name the chunk defines, counted once more in its document so that a definition outranks its uses:
     ChunkHound's symbol when it is a real name, else the one its first lines define, else nothing."""
@@ -158,14 +117,11 @@ def defined_name(symbol: str, chunk_type: str, code: str) -> str:
     return next((group for group in found.groups() if group), "") if found else ""
 
 
-def build(con: duckdb.DuckDBPyConnection) -> LexicalIndex:
+def build(chunks: ChunkRows) -> LexicalIndex:
     """Tokenise every chunk (each distinct word split once) and index the documents with bm25s."""
     import bm25s
 
-    started = time.perf_counter()
-    files = index.cache_files(con)
-    position = {file_id: i for i, (file_id, *_) in enumerate(files)}
-    path_tokens = [tokens(path) for _, path, *_ in files]
+    path_tokens = [tokens(path) for path in chunks.attributes.paths]
     vocabulary: dict[str, int] = {}
     split: dict[str, list[int]] = {}
 
@@ -175,63 +131,26 @@ def build(con: duckdb.DuckDBPyConnection) -> LexicalIndex:
             known = split[word] = [vocabulary.setdefault(t, len(vocabulary)) for t in word_tokens(word)]
         return known
 
-    chunk_ids, file_codes, type_codes, documents = [], [], [], []
-    types: dict[str, int] = {}
-    for chunk_id, file_id, chunk_type, symbol, code in index.lexical_corpus(con):
-        words = _WORD.findall(code or "") + _WORD.findall(defined_name(symbol or "", chunk_type, code or ""))
+    documents = []
+    for file_code, (chunk_type, symbol, code) in zip(chunks.attributes.file_codes, chunks.texts(), strict=True):
+        words = _WORD.findall(code) + _WORD.findall(defined_name(symbol, chunk_type, code))
         document = [i for word in words for i in ids(word)]
-        file_code = position[file_id]
         document.extend(vocabulary.setdefault(t, len(vocabulary)) for t in path_tokens[file_code])
-        chunk_ids.append(chunk_id)
-        file_codes.append(file_code)
-        type_codes.append(types.setdefault(str(chunk_type), len(types)))
         documents.append(document)
     retriever = bm25s.BM25(k1=K1, b=B) if documents else None
     if retriever is not None:
         retriever.index((documents, vocabulary), show_progress=False)
-    return LexicalIndex(
-        retriever=retriever,
-        chunk_ids=np.asarray(chunk_ids, dtype=np.int64),
-        attributes=Attributes(
-            file_codes=np.asarray(file_codes, dtype=np.int32),
-            type_codes=np.asarray(type_codes, dtype=np.int32),
-            paths=tuple(f[1] for f in files),
-            lower_paths=tuple(f[2] for f in files),
-            languages=tuple(f[3] for f in files),
-            type_names=tuple(types),
-        ),
-        language_counts=index.language_counts_of(files),
-        build_seconds=time.perf_counter() - started,
-    )
+    return LexicalIndex(retriever, chunks.chunk_ids, chunks.attributes)
 
 
-# -- The cache directory ------------------------------------------------------------------------------------
+def save(lexical: LexicalIndex, into: Path) -> None:
+    """bm25s' own files (memory-mappable arrays and the vocabulary); the ids and attributes are the snapshot's."""
+    if lexical.retriever is not None:
+        lexical.retriever.save(into, show_progress=False)
 
 
-def _save(lexical: LexicalIndex, target: Path) -> None:
-    retriever = lexical.retriever
-    if retriever is None:
-        return
-
-    def write(into: Path) -> None:
-        retriever.save(into, show_progress=False)
-        np.save(into / "chunk_ids.npy", lexical.chunk_ids)
-        lexical.attributes.save(into)
-        (into / "language_counts.json").write_text(json.dumps(lexical.language_counts), encoding="utf-8")
-
-    publish(target, write)
-
-
-def _load(target: Path) -> LexicalIndex:
+def load(folder: Path, chunks: ChunkRows) -> LexicalIndex:
     import bm25s
 
-    started = time.perf_counter()
-    counts = json.loads((target / "language_counts.json").read_text(encoding="utf-8"))
-    retriever = bm25s.BM25.load(target, mmap=True, show_progress=False, verbosity=0)
-    return LexicalIndex(
-        retriever=retriever,
-        chunk_ids=np.load(target / "chunk_ids.npy", mmap_mode="r"),
-        attributes=Attributes.load(target),
-        language_counts=tuple(tuple(entry) for entry in counts),  # type: ignore[misc]
-        build_seconds=time.perf_counter() - started,
-    )
+    retriever = bm25s.BM25.load(folder, mmap=True, show_progress=False, verbosity=0) if len(chunks) else None
+    return LexicalIndex(retriever, chunks.chunk_ids, chunks.attributes)

@@ -101,7 +101,7 @@ def _tools(
     found = [
         ("search", functools.partial(api.run_search, **place, **embedding, cache=cache), pack.search),
         ("search_batch", functools.partial(api.run_batch, **place, **embedding, cache=cache), pack.search_batch),
-        ("status", functools.partial(api.run_status, **place, **embedding), pack.status),
+        ("status", functools.partial(api.run_status, **place, **embedding, cache=cache), pack.status),
     ]
     return {
         name: Tool(

@@ -106,7 +106,8 @@ PROVIDER = Parameter("provider", "text", "Embedding provider recorded in the ind
 MODEL = Parameter("model", "text", "Embedding model the index was built with (default: text-embedding-3-small).")
 BASE_URL = Parameter("base_url", "text", "OpenAI-compatible API base URL (a local server needs no key).")
 CACHE = Parameter(
-    "cache", "switch", "Keep the index's vectors in memory between calls (default: true).",
+    "cache", "switch", "Search from snapshots of the index kept in the user's cache directory, so that no search "
+    "holds the index ChunkHound writes (default: true); false: every search reads the index file.",
     default=True, configurable=True,
 )  # fmt: skip
 EMBEDDING = (PROVIDER, MODEL, BASE_URL)

@@ -7,9 +7,21 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from onetool_code import cache, index, schema
+from onetool_code import derived, index, schema, snapshot
 from onetool_code.errors import IndexLockedError
 from onetool_code.settings import Settings
+
+
+@dataclass(frozen=True)
+class SnapshotInfo:
+    """The snapshot that answered, and what the cache directory holds."""
+
+    folder: Path
+    created: float  # seconds since the epoch
+    read_seconds: float  # how long the index file was held open to make it
+    notice: str | None  # why it is not the file's current state (a writer holds the file); None: it is
+    cache_dir: Path
+    cache_bytes: int
 
 
 @dataclass(frozen=True)
@@ -27,7 +39,7 @@ class StatusReport:
     embedding_sets: tuple[index.EmbeddingSet, ...] = ()
     languages: tuple[tuple[str, int, int], ...] = ()
     notes: tuple[str, ...] = field(default_factory=tuple)
-    vector_cache: cache.CacheInfo | None = None  # this process's in-memory vectors of this index, if any
+    snapshot: SnapshotInfo | None = None  # None: snapshots are off (every search reads the index file)
 
     @property
     def model_present(self) -> bool:
@@ -35,11 +47,11 @@ class StatusReport:
 
 
 def gather(settings: Settings) -> StatusReport:
-    """Read everything in one short read-only connection. A lock held by ChunkHound is reported, not raised:
-    "ChunkHound is indexing right now" is exactly what a status call is for."""
+    """From the snapshot a search would answer from (or, with snapshots off, one short read-only connection).
+    A lock held by ChunkHound is reported, not raised: "ChunkHound is indexing right now" is exactly what a status
+    call is for."""
     db = settings.db_path
-    if not db.exists():
-        raise index.not_indexed(settings.project_root, db)
+    index.check_file(settings.project_root, db)
     stat = db.stat()
     base = {
         "project_root": settings.project_root,
@@ -49,19 +61,38 @@ def gather(settings: Settings) -> StatusReport:
         "provider": settings.provider,
         "model": settings.model,
         "indexed_root": _indexed_root(db),
-        "vector_cache": cache.info(db),
     }
+    root = base["indexed_root"]
+    notes = []
+    if root and Path(str(root)).resolve() != settings.project_root:
+        notes.append(f"the index says it was built for {root}, not {settings.project_root}")
     try:
+        if settings.cache:
+            view = snapshot.view(settings.project_root, db)
+            held = view.snapshot
+            info = SnapshotInfo(
+                folder=held.folder,
+                created=held.created,
+                read_seconds=held.read_seconds,
+                notice=view.notice,
+                cache_dir=derived.cache_root(),
+                cache_bytes=derived.disk_usage(),
+            )
+            return StatusReport(
+                **base,
+                files=held.files,
+                chunks=len(held.chunks),
+                embedding_sets=held.embedding_sets,
+                languages=held.language_counts,
+                notes=tuple(notes),
+                snapshot=info,
+            )
         with index.connect(settings.project_root, db) as con:
             layout = index.layout(con, db)
             files, chunks = index.totals(con)
             languages = index.language_counts(con)
     except IndexLockedError as exc:
         return StatusReport(**base, locked_by=str(exc))
-    notes = []
-    root = base["indexed_root"]
-    if root and Path(str(root)).resolve() != settings.project_root:
-        notes.append(f"the index says it was built for {root}, not {settings.project_root}")
     return StatusReport(
         **base,
         files=files,

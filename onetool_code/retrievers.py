@@ -1,72 +1,94 @@
-"""The three rankings, one interface: a read-only connection, the request and a depth in, one ranked list of
-hits per query out (the top ``depth`` of each, from position 0).
+"""The three rankings over one state of an index: the request and a depth in, one ranked list of hits per query
+out (the top ``depth`` of each, from position 0), every hit carrying its file's row state.
 
-- ``Semantic``: ChunkHound's own order, exactly (its SQL, or the vector cache that reproduces it).
-- ``lexical``: BM25 over identifier-aware tokens (``lexical.py``), no key and no network.
-- ``regex``: ChunkHound's regex search, a regular expression over chunk code, in path and line order.
+- semantic: ChunkHound's own order, exactly (the snapshot's vectors reproduce its SQL; ``test_cache``).
+- lexical: BM25 over identifier-aware tokens (``lexical.py``), no key and no network.
+- regex: ChunkHound's regex search, RE2 over chunk code, in path and line order.
 
-Each borrows the caller's connection and never keeps it. The engine picks retrievers; ``ranking`` fuses them.
+Two readers give them: ``FromSnapshot`` (the default: memory-mapped, the index file untouched) and
+``FromIndex`` (snapshots off: ChunkHound's SQL on the caller's short read-only connection, never kept). The
+engine picks the rankings; ``ranking`` fuses them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from onetool_code import cache, index, lexical
+from onetool_code import index, lexical, rows
+from onetool_code.derived import STORE, Key, Signature
 from onetool_code.errors import BadInputError
 from onetool_code.hits import Hit
-from onetool_code.request import Request
+from onetool_code.schema import Filters
+from onetool_code.snapshot import Snapshot
 
 if TYPE_CHECKING:
     import duckdb
 
-    from onetool_code.settings import Settings
+
+class Reader(Protocol):
+    def semantic(
+        self, embedding_set: index.EmbeddingSet, vectors: np.ndarray, filters: Filters, depth: int
+    ) -> list[list[Hit]]: ...
+
+    def lexical(self, queries: Sequence[str], filters: Filters, depth: int) -> list[list[Hit]]: ...
+
+    def regex(self, patterns: Sequence[str], filters: Filters, depth: int) -> list[list[Hit]]: ...
 
 
 @dataclass(frozen=True)
-class Semantic:
-    """The query vectors of one call (one embeddings request) and the index's vectors they are compared with."""
+class FromSnapshot:
+    snapshot: Snapshot
 
-    settings: Settings
-    embedding_set: index.EmbeddingSet
-    vectors: np.ndarray
+    def semantic(
+        self, embedding_set: index.EmbeddingSet, vectors: np.ndarray, filters: Filters, depth: int
+    ) -> list[list[Hit]]:
+        pages = self.snapshot.vectors[embedding_set].rank(vectors, filters, depth, 0)
+        return [self.snapshot.chunks.hits(page) for page in pages]
 
-    def rank(self, con: duckdb.DuckDBPyConnection, request: Request, depth: int) -> list[list[Hit]]:
-        args = (self.embedding_set, self.vectors, request.filters, depth, 0)
-        if self.settings.cache:  # the same hits, from memory once warm
-            return cache.semantic(con, self.settings.db_path, *args)
-        return index.semantic(con, *args)
+    def lexical(self, queries: Sequence[str], filters: Filters, depth: int) -> list[list[Hit]]:
+        ranked = self.snapshot.lexical_index.rank([lexical.query_tokens(q) for q in queries], filters, depth)
+        return [self.snapshot.chunks.hits(page) for page in ranked]
 
-
-def lexical_index(con: duckdb.DuckDBPyConnection, settings: Settings) -> lexical.LexicalIndex:
-    """The lexical index of the file, checking first that the file is ChunkHound's when it must be read."""
-    if lexical.language_counts(settings.db_path) is None:
-        index.layout(con, settings.db_path)
-    return lexical.get(con, settings.db_path)
+    def regex(self, patterns: Sequence[str], filters: Filters, depth: int) -> list[list[Hit]]:
+        return [self.snapshot.chunks.regex(pattern, filters, depth) for pattern in patterns]
 
 
-def lexical_ranking(
-    con: duckdb.DuckDBPyConnection, words: lexical.LexicalIndex, request: Request, depth: int
-) -> list[list[Hit]]:
-    ranked = words.rank([lexical.query_tokens(q) for q in request.queries], request.filters, depth)
-    rows = index.chunks_by_id(con, sorted({chunk_id for page in ranked for chunk_id, _ in page}))
-    return [[index.hit_from_row(rows[chunk_id], score) for chunk_id, score in page] for page in ranked]
+@dataclass(frozen=True)
+class FromIndex:
+    con: duckdb.DuckDBPyConnection
+    db_path: Path
 
+    def semantic(
+        self, embedding_set: index.EmbeddingSet, vectors: np.ndarray, filters: Filters, depth: int
+    ) -> list[list[Hit]]:
+        return index.with_file_states(self.con, index.semantic(self.con, embedding_set, vectors, filters, depth, 0))
 
-def regex(con: duckdb.DuckDBPyConnection, request: Request, depth: int) -> list[list[Hit]]:
-    """DuckDB's ``regexp_matches`` is RE2: linear in the text, so no pattern can hang a search."""
-    import duckdb
+    def lexical(self, queries: Sequence[str], filters: Filters, depth: int) -> list[list[Hit]]:
+        """The lexical index lives in this process's memory only, one per state of the file."""
+        words = STORE.ensure(
+            Key("lexical", str(self.db_path)),
+            Signature.of(self.db_path),  # the connection's lock keeps writers out
+            lambda: lexical.build(rows.build(index.file_rows(self.con), index.chunk_rows(self.con))),
+        )
+        ranked = words.rank([lexical.query_tokens(q) for q in queries], filters, depth)
+        found = index.chunks_by_id(self.con, sorted({chunk_id for page in ranked for chunk_id, _ in page}))
+        lists = [[index.hit_from_row(found[chunk_id], score) for chunk_id, score in page] for page in ranked]
+        return index.with_file_states(self.con, lists)
 
-    lists = []
-    for pattern in request.queries:
-        try:
-            lists.append(index.regex(con, pattern, request.filters, depth))
-        except duckdb.InvalidInputException as exc:
-            reason = str(exc).split("Error:", 1)[-1].strip().splitlines()[0][:200]
-            raise BadInputError(
-                f"query is not a valid regular expression (RE2 syntax, no lookaround or backreferences): {reason}"
-            ) from exc
-    return lists
+    def regex(self, patterns: Sequence[str], filters: Filters, depth: int) -> list[list[Hit]]:
+        """DuckDB's ``regexp_matches`` is RE2: linear in the text, so no pattern can hang a search."""
+        import duckdb
+
+        lists = []
+        for pattern in patterns:
+            try:
+                lists.append(index.regex(self.con, pattern, filters, depth))
+            except duckdb.InvalidInputException as exc:
+                reason = str(exc).split("Error:", 1)[-1].strip().splitlines()[0][:200]
+                raise BadInputError(f"{rows.NOT_A_PATTERN}: {reason}") from exc
+        return index.with_file_states(self.con, lists)

@@ -211,21 +211,22 @@ CHUNKS_BY_ID_SQL = (
     "JOIN chunks c ON c.id = w.wanted JOIN files f ON c.file_id = f.id"
 )
 
-# The vector cache (cache.py) reads a provider/model's vectors once, in windows of rowids so that only one
-# window of per-row arrays exists beside the growing matrix. The joins are the semantic query's own, so the
-# cache holds exactly the rows ChunkHound's SQL would rank. Files come in ``ORDER BY path`` so that a file's
-# position is DuckDB's own collation order for the tie-break; ``lower(path)`` is DuckDB's, as the filters use;
-# with each file's chunk count, so that the cache also knows LANGUAGE_COUNTS_SQL's answer.
-CACHE_FILES_SQL = (
+# A snapshot (snapshot.py) reads the whole index once per state of the file. Files come in ``ORDER BY path`` so
+# that a file's position is DuckDB's own collation order for the tie-break; ``lower(path)`` is DuckDB's, as the
+# filters use; with each file's chunk count, so that the snapshot also knows LANGUAGE_COUNTS_SQL's answer.
+FILES_IN_PATH_ORDER_SQL = (
     "SELECT f.id, f.path, lower(f.path), f.language, count(c.id) FROM files f LEFT JOIN chunks c ON c.file_id = f.id "
     "GROUP BY f.id, f.path, f.language ORDER BY f.path"
 )
-# The lexical index (lexical.py) reads every chunk once per state of the file; the join keeps out chunks whose
-# file row is gone, as every search query does.
-LEXICAL_CORPUS_SQL = (
-    "SELECT c.id, c.file_id, c.chunk_type, c.symbol, c.code FROM chunks c JOIN files f ON c.file_id = f.id "
-    "ORDER BY c.id"
+FILE_ROWS_SQL = "SELECT * FROM files"  # read by name, as FILE_STATES_SQL
+# Every chunk a search could show: the join keeps out chunks whose file row is gone, as every search query does.
+CHUNK_ROWS_SQL = (
+    "SELECT c.id, c.file_id, c.chunk_type, c.symbol, c.code, c.start_line, c.end_line "
+    "FROM chunks c JOIN files f ON c.file_id = f.id ORDER BY c.id"
 )
+# A provider/model's vectors, read in windows of rowids so that only one window of per-row arrays exists beside
+# the growing matrix. The joins are the semantic query's own, so the cache holds exactly the rows ChunkHound's
+# SQL would rank.
 CACHE_VECTOR_EXTENT_SQL = (
     "SELECT count(*), coalesce(min(e.rowid), 0), coalesce(max(e.rowid), -1) "
     "FROM {table} e JOIN chunks c ON e.chunk_id = c.id JOIN files f ON c.file_id = f.id "

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import shutil
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,13 +79,14 @@ def spans(request):
 
 
 @pytest.fixture(autouse=True)
-def fresh_vector_cache():
-    """The vector cache lives as long as the process; each test starts without one."""
-    from onetool_code import cache
+def fresh_derived_state():
+    """Snapshots held in memory live as long as the process; each test starts without any (and, through
+    ``clean_env``, with an empty cache directory)."""
+    from onetool_code.derived import STORE
 
-    cache.clear()
+    STORE.clear()
     yield
-    cache.clear()
+    STORE.clear()
 
 
 @pytest.fixture(scope="session")
@@ -111,7 +114,15 @@ def build_index(root: Path, base_url: str | None, *, embeddings: bool = True) ->
 
     resolved = settings.resolve(path=str(root), base_url=base_url)
     build(resolved, embeddings=embeddings, progress=False)
-    return resolved.db_path
+    return settled(resolved.db_path)
+
+
+def settled(db: Path) -> Path:
+    """The index as if written a minute ago: a snapshot reads a file only once it has been quiet for a moment
+    (``snapshot.QUIET_SECONDS``), and a test of something else need not wait for that."""
+    then = time.time() - 60
+    os.utime(db, (then, then))
+    return db
 
 
 @pytest.fixture(scope="session")
@@ -147,4 +158,4 @@ def chunkhound_project(chunkhound, server, tmp_path_factory) -> Project:
     root = tmp_path_factory.mktemp("chunkhound") / "project"
     shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".chunkhound"))
     chunkhound.index(root, server.base_url)
-    return Project(root, root / ".chunkhound" / "db" / "chunks.db", server.base_url)
+    return Project(root, settled(root / ".chunkhound" / "db" / "chunks.db"), server.base_url)

@@ -1,4 +1,4 @@
-"""The vector cache answers exactly as ChunkHound's SQL path does, notices a changed index, never holds the lock.
+"""A snapshot's vectors answer exactly as ChunkHound's SQL path does; a snapshot notices a changed index.
 
 Real DuckDB files with ChunkHound's DDL from ``schema.py``: a small index of the sample project (vectors from
 the test server's function, so the library can be driven end to end) and a generated index of 50,000 chunks
@@ -21,10 +21,11 @@ from pathlib import Path
 import duckdb
 import numpy as np
 import pytest
+from conftest import settled
 from openai_server import vector_for
 
 import onetool_code
-from onetool_code import cache, index, schema
+from onetool_code import derived, index, schema, snapshot
 from onetool_code.derived import STORE
 from onetool_code.errors import IndexUnreadableError
 from onetool_code.hits import Hit
@@ -92,6 +93,7 @@ def write_index(
             con.execute(statement)
     finally:
         con.close()
+    settled(db)
 
 
 def _dims(vectors: np.ndarray) -> int:
@@ -225,16 +227,24 @@ def assert_same_hits(cached: Sequence[Hit], sql: Sequence[Hit], around: Sequence
             assert dataclasses.replace(ours, score=0.0) == dataclasses.replace(theirs, score=0.0)
 
 
+def ranked_by_snapshot(
+    db: Path, embedding_set: index.EmbeddingSet, queries: np.ndarray, filters: Filters, limit: int, offset: int
+) -> list[list[Hit]]:
+    """The snapshot's semantic ranking, as hits without their file state (the SQL path's hits have none)."""
+    held = snapshot.view(db.parent, db).snapshot
+    pages = held.vectors[embedding_set].rank(queries, filters, limit, offset)
+    return [[dataclasses.replace(h, file=None) for h in held.chunks.hits(page)] for page in pages]
+
+
 def compare(
     db: Path, embedding_set: index.EmbeddingSet, queries: np.ndarray, filters: Filters, limit: int, offset: int
 ) -> int:
-    """Both paths through one read-only connection, the queries as one batch; returns the hits compared."""
+    """The snapshot against the SQL, the queries as one batch; returns the hits compared."""
     seen = 0
     before = 1 if offset else 0
+    cached = ranked_by_snapshot(db, embedding_set, queries, filters, limit, offset)
     with index.connect(db.parent, db) as con:
-        cached = cache.semantic(con, db, embedding_set, queries, filters, limit, offset)
         sql = index.semantic(con, embedding_set, queries, filters, before + limit + 1, offset - before)
-    assert cache.info(db) is not None, "the cache was not used"
     for ours, theirs in zip(cached, sql, strict=True):
         page = theirs[before : before + limit]
         around = [h.score for h in theirs[:before] + theirs[before + limit :]]
@@ -243,25 +253,21 @@ def compare(
     return seen
 
 
-@pytest.fixture(autouse=True, scope="module")
-def no_cache_left_behind():
-    """This module's caches (up to 77 MB) stay in this module."""
-    cache.clear()
-    yield
-    cache.clear()
+@pytest.fixture(scope="module")
+def module_cache(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("module-cache")
 
 
 @pytest.fixture(autouse=True)
-def build_at_first_search(monkeypatch):
-    """The cache is built at the first search, so that every comparison exercises it (the policy has its own
-    test). The cache itself is kept between tests: the generated index's is reused, as a process would."""
-    monkeypatch.setattr(cache, "BUILD_AFTER", 1)
+def one_cache_directory(monkeypatch, module_cache):
+    """The generated index's snapshot (tens of MB) is made once for this module, as one machine would."""
+    monkeypatch.setenv(derived.CACHE_ENV, str(module_cache))
 
 
 @pytest.fixture
 def cold():
     """A process that has not searched yet."""
-    cache.clear()
+    STORE.clear()
 
 
 @pytest.fixture(scope="session")
@@ -307,11 +313,7 @@ FILTER_VALUES = {
 
 def test_generated_index_is_large_and_has_the_hard_cases(cold, generated, generated_set):
     assert generated_set.count == GENERATED_CHUNKS + 200
-    with index.connect(generated.root, generated.db) as con:
-        cache.semantic(con, generated.db, generated_set, generated.vectors[:1], Filters(), 10, 0)
-    held = STORE.entries("vectors", generated.db)
-    assert len(held) == 1
-    built = held[0][0]
+    built = snapshot.view(generated.root, generated.db).snapshot.vectors[generated_set]
     assert built.matrix.shape == (GENERATED_DIMS, GENERATED_CHUNKS)  # orphans out, as the SQL join leaves them out
     assert built.nan_rows.size == 2 and built.null_rows.size == 3
     assert (built.start_lines == np.iinfo(np.int64).max).sum() == GENERATED_CHUNKS // 997
@@ -352,8 +354,8 @@ def test_exact_ties_follow_the_sql_tie_break(generated, generated_set):
     """Rows 35 and 36 hold the same vector: the SQL orders them by path, start line, id, and so must we.
     (Offset 2: the two zero vectors come first, their cosine being NaN.)"""
     query = generated.vectors[35:36]
+    ours = ranked_by_snapshot(generated.db, generated_set, query, Filters(), 5, 2)[0]
     with index.connect(generated.root, generated.db) as con:
-        ours = cache.semantic(con, generated.db, generated_set, query, Filters(), 5, 2)[0]
         theirs = index.semantic(con, generated_set, query, Filters(), 5, 2)[0]
     assert ours[0].score == pytest.approx(1.0, abs=1e-6) and ours[1].score == ours[0].score
     assert [h.chunk_id for h in ours[:2]] == [h.chunk_id for h in theirs[:2]]
@@ -373,23 +375,28 @@ def test_nan_and_null_vectors_sort_where_duckdb_sorts_them(generated, generated_
     compare(generated.db, generated_set, queries[:2], Filters(), 11, GENERATED_CHUNKS - 8)
 
 
-def test_warm_cache_memory_within_1_2x_the_matrix(cold, generated, generated_set):
+def test_a_mapped_snapshot_costs_the_process_little_memory(cold, generated, generated_set):
+    """The matrix and the rows are the page cache's, shared by every process: the heap holds strings only."""
+    snapshot.view(generated.root, generated.db)  # made (or found) on disk
+    STORE.clear()
     tracemalloc.start()
     try:
-        with index.connect(generated.root, generated.db) as con:
-            cache.semantic(con, generated.db, generated_set, generated.vectors[:1], Filters(), 10, 0)
-        held, peak = tracemalloc.get_traced_memory()
+        held = snapshot.view(generated.root, generated.db).snapshot
+        ranked_by_snapshot(generated.db, generated_set, generated.vectors[:3], Filters(), 10, 0)
+        heap, _ = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
     matrix = GENERATED_CHUNKS * GENERATED_DIMS * 4
-    info = cache.info(generated.db)
-    assert info is not None and info.fresh and info.matrix_bytes == matrix
-    assert info.nbytes <= 1.2 * matrix
-    assert held <= 1.2 * matrix
-    assert peak <= 1.6 * matrix  # the matrix plus one window of rows being read
+    assert held.vectors[generated_set].matrix.nbytes == matrix
+    assert isinstance(held.vectors[generated_set].matrix, np.memmap)
+    assert heap <= 0.05 * matrix and STORE.nbytes() <= 0.05 * matrix
 
 
-def test_concurrent_searches_share_one_cache(cold, generated, generated_set, queries):
+def test_concurrent_searches_of_a_cold_index_make_one_snapshot(
+    generated, generated_set, queries, tmp_path, monkeypatch
+):
+    monkeypatch.setenv(derived.CACHE_ENV, str(tmp_path / "cold-cache"))
+    STORE.clear()
     with index.connect(generated.root, generated.db) as con:
         expected = index.semantic(con, generated_set, queries, Filters(), 10, 0)
     results: list[list[list[Hit]]] = []
@@ -397,8 +404,7 @@ def test_concurrent_searches_share_one_cache(cold, generated, generated_set, que
 
     def search() -> None:
         try:
-            with index.connect(generated.root, generated.db) as con:
-                results.append(cache.semantic(con, generated.db, generated_set, queries, Filters(), 10, 0))
+            results.append(ranked_by_snapshot(generated.db, generated_set, queries, Filters(), 10, 0))
         except BaseException as exc:
             errors.append(exc)
 
@@ -408,7 +414,7 @@ def test_concurrent_searches_share_one_cache(cold, generated, generated_set, que
     for thread in threads:
         thread.join()
     assert not errors
-    assert len(results) == 3
+    assert len(results) == 3 and STORE.builds == 1
     for result in results:
         for ours, theirs in zip(result, expected, strict=True):
             assert_same_hits(ours, theirs)
@@ -464,9 +470,10 @@ def test_vector_with_null_values_fails_like_sql_unless_filtered_out(tmp_path):
     tiny_index(db, [[1, 0, 0, 0], [1, None, 0, 0], [0, 1, 0, 0]], languages=["python", "go", "python"])
     embedding_set = tiny_set(db)
     query = np.array([[1, 0, 0, 0]], dtype=np.float32)
-    for rank in (index.semantic, lambda con, *args: cache.semantic(con, db, *args)):
-        with pytest.raises(IndexUnreadableError, match="NULL values"), index.connect(tmp_path, db) as con:
-            rank(con, embedding_set, query, Filters(), 3, 0)
+    with pytest.raises(IndexUnreadableError, match="NULL values"), index.connect(tmp_path, db) as con:
+        index.semantic(con, embedding_set, query, Filters(), 3, 0)
+    with pytest.raises(IndexUnreadableError, match="NULL values"):
+        ranked_by_snapshot(db, embedding_set, query, Filters(), 3, 0)
     compare(db, embedding_set, query, Filters(languages=("python",)), 3, 0)
 
 
@@ -509,7 +516,6 @@ def test_library_answers_are_the_same_with_and_without_the_cache(sample_db, serv
         sql = search_json(root, server.base_url, query=query, cache=False, **options)
         cached = search_json(root, server.base_url, query=query, **options)
         assert_same_results(cached, sql)
-    assert cache.info(sample_db) is not None
     batch_options = {k: v for k, v in options.items() if k != "offset"}
     sql = onetool_code.search_batch(queries=SAMPLE_QUERIES, path=str(root), base_url=server.base_url, format="json", mode="semantic", cache=False, **batch_options)  # fmt: skip
     cached = onetool_code.search_batch(queries=SAMPLE_QUERIES, path=str(root), base_url=server.base_url, format="json", mode="semantic", **batch_options)  # fmt: skip
@@ -562,21 +568,20 @@ def project(sample_db, tmp_path) -> Path:
     return root
 
 
-def test_cache_notices_an_index_replaced_under_it(project, server):
+def test_a_snapshot_notices_an_index_replaced_under_it(project, server):
     query = "exponential backoff retry"
     before = search_json(project, server.base_url, query=query, limit=3)
     db = project / ".chunkhound" / "db" / schema.DB_FILE_NAME
-    signature = cache.info(db)
-    assert signature is not None and signature.fresh
+    first = onetool_code.status(path=str(project), format="json")["snapshot"]
     replace_index(project)
-    stale = cache.info(db)
-    assert stale is not None and not stale.fresh
     after = search_json(project, server.base_url, query=query, limit=3)
     assert after != before
     assert after[0]["file_path"] == "src/bookshelf/retry.py" and after[0]["score"] == pytest.approx(1.0, abs=1e-3)
     assert_same_results(after, search_json(project, server.base_url, query=query, limit=3, cache=False))
-    info = cache.info(db)
-    assert info is not None and info.fresh
+    second = onetool_code.status(path=str(project), format="json")["snapshot"]
+    assert second["current"] and second["folder"] != first["folder"]
+    assert not Path(first["folder"]).exists()  # the earlier state's snapshot is gone from the disk
+    assert db.exists()
 
 
 WRITER = """
@@ -592,9 +597,7 @@ def test_a_writer_opens_the_index_between_cached_searches(project, server):
     """No connection is held between searches: a ChunkHound-like writer gets in, and its change is seen."""
     query = "exponential backoff retry"
     db = project / ".chunkhound" / "db" / schema.DB_FILE_NAME
-    search_json(project, server.base_url, query=query)
     first = search_json(project, server.base_url, query=query)
-    assert cache.info(db) is not None
     target = 5  # a chunk far from the query; the writer gives it the query's own vector
     with index.connect(project, db) as con:
         path, start = con.execute(
@@ -614,57 +617,34 @@ def test_a_writer_opens_the_index_between_cached_searches(project, server):
 def test_wal_beside_the_index_changes_the_signature(tmp_path):
     db = tmp_path / "chunks.db"
     db.write_bytes(b"x" * 10)
-    before = cache.Signature.of(db)
+    before = derived.Signature.of(db)
     wal = tmp_path / "chunks.db.wal"
     wal.write_bytes(b"y")
-    with_wal = cache.Signature.of(db)
+    with_wal = derived.Signature.of(db)
     wal.write_bytes(b"yy")
-    assert len({before, with_wal, cache.Signature.of(db)}) == 3
+    assert len({before, with_wal, derived.Signature.of(db)}) == 3
 
 
-def test_one_single_search_never_builds_the_cache(cold, sample_db, server, monkeypatch):
-    """A one-shot CLI call costs one SQL query; the second query vector of a process builds the cache."""
-    monkeypatch.setattr(cache, "BUILD_AFTER", 2)
+def test_cache_off_writes_no_snapshot(cold, sample_db, server, tmp_path, monkeypatch):
+    monkeypatch.setenv(derived.CACHE_ENV, str(tmp_path / "untouched"))
     root = sample_db.parents[2]
-    search_json(root, server.base_url, query="retry")
-    assert cache.info(sample_db) is None
-    search_json(root, server.base_url, query="retry")
-    assert cache.info(sample_db) is not None
-    cache.clear()
-    onetool_code.search_batch(queries="retry|config", path=str(root), base_url=server.base_url)
-    assert cache.info(sample_db) is not None
+    for mode in ("semantic", "hybrid", "lexical", "regex"):
+        query = "retry" if mode != "regex" else r"def \w+"
+        assert onetool_code.search(
+            query=query, path=str(root), base_url=server.base_url, mode=mode, cache=False
+        ).startswith("Found ")
+    assert "Snapshot: off" in onetool_code.status(path=str(root), cache=False)
+    assert not (tmp_path / "untouched").exists()
 
 
-def test_cache_off_never_builds(cold, sample_db, server):
+def test_status_says_which_snapshot_answered_and_what_the_cache_holds(cold, sample_db, server):
     root = sample_db.parents[2]
-    for _ in range(3):
-        search_json(root, server.base_url, query="retry", cache=False)
-    assert cache.info(sample_db) is None
-
-
-def test_a_warm_search_opens_the_index_once_and_knows_its_languages(cold, sample_db, server):
-    """A fresh cache answers the first connection's questions (model, languages) without opening the file."""
-    root = sample_db.parents[2]
-    missing = onetool_code.search(query="retry", path=str(root), base_url=server.base_url, language="haskell")
-    assert missing.startswith("Error: no files in language haskell in this index; it holds: ")
-    search_json(root, server.base_url, query="retry")
-    warm = cache.warm(sample_db, "openai", "text-embedding-3-small")
-    assert warm is not None
-    with index.connect(root, sample_db) as con:
-        assert list(warm.language_counts) == index.language_counts(con)
-        assert warm.embedding_set == index.layout(con, sample_db).embedding_sets[0]
-    assert cache.warm(sample_db, "openai", "text-embedding-3-large") is None
-    assert onetool_code.search(query="retry", path=str(root), base_url=server.base_url, language="haskell") == missing
-
-
-def test_status_says_how_much_memory_a_warm_cache_uses(cold, sample_db, server):
-    root = sample_db.parents[2]
-    assert "Vector cache: none" in onetool_code.status(path=str(root))
     search_json(root, server.base_url, query="retry")
     text = onetool_code.status(path=str(root))
-    info = cache.info(sample_db)
-    assert info is not None
-    line = next(line for line in text.splitlines() if line.startswith("Vector cache:"))
-    assert f"{info.vectors:,} vectors of openai/text-embedding-3-small in memory" in line
-    data = onetool_code.status(path=str(root), format="json")
-    assert data["vector_cache"]["bytes"] == info.nbytes
+    line = next(line for line in text.splitlines() if line.startswith("Snapshot:"))
+    assert line.startswith("Snapshot: of the index as it is, made ")
+    data = onetool_code.status(path=str(root), format="json")["snapshot"]
+    assert data["current"] and data["notice"] is None
+    on_disk = sum(p.stat().st_size for p in Path(data["cache_dir"]).rglob("*") if p.is_file())
+    assert data["cache_bytes"] == on_disk > 0
+    assert Path(data["folder"]).parent.parent == Path(data["cache_dir"])

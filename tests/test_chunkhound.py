@@ -3,8 +3,12 @@ neither side locks the other out when it should not."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
+import subprocess
+import sys
+import time
 
 import pytest
 from conftest import ranked
@@ -171,3 +175,56 @@ def test_a_file_edited_after_indexing_shows_the_right_lines_and_says_what_happen
     assert {(i["start_line"], i["end_line"]) for i in items} <= {(h.start_line, h.end_line) for h in hits.hits} | {
         (min(h.start_line for h in hits.hits), max(h.end_line for h in hits.hits))
     }
+
+
+# -- several agents beside a running indexer (issue 12) --------------------------------------------------------
+
+# One agent: the command line in a loop (each call a new process), cycling through the tools, until told to stop.
+AGENT = """
+import itertools, json, os, subprocess, sys
+root, base_url, stop = sys.argv[1:4]
+cli = [sys.executable, "-m", "onetool_code"]
+calls = itertools.cycle([
+    ["search", "retry with exponential backoff", "--mode", "semantic", "--base-url", base_url],
+    ["search", "load_config", "--mode", "lexical"],
+    ["batch", "rate limiter|parse configuration", "--base-url", base_url],
+    ["status"],
+])
+answers = []
+while not os.path.exists(stop):
+    call = next(calls)
+    done = subprocess.run([*cli, *call, "--path", root], capture_output=True, text=True, timeout=120)
+    answers.append({"call": call[0], "code": done.returncode, "out": done.stdout[:400], "err": done.stderr[-400:]})
+print(json.dumps(answers))
+"""
+
+
+def test_four_agents_searching_never_make_chunkhound_fail(chunkhound, chunkhound_project, tmp_path):
+    root = chunkhound_project.root
+    onetool_code.search(query="load_config", path=str(root), mode="lexical")  # the first snapshot
+    stop = tmp_path / "stop"
+    agents = [
+        subprocess.Popen(
+            [sys.executable, "-c", AGENT, str(root), chunkhound_project.base_url, str(stop)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(4)
+    ]
+    try:
+        for run in range(3):
+            time.sleep(3)  # the agents are searching
+            added = root / "src" / "bookshelf" / f"agents_added_{run}.py"
+            added.write_text(f"def agents_added_{run}():\n    return {run}\n")
+            chunkhound.index(root, chunkhound_project.base_url)  # raises if ChunkHound failed
+            found = onetool_code.search(query=f"agents_added_{run}", path=str(root), mode="lexical", format="json")
+            assert found["results"][0]["file_path"] == f"src/bookshelf/agents_added_{run}.py", found
+    finally:
+        stop.touch()
+        outputs = [agent.communicate(timeout=300) for agent in agents]
+    answers = [answer for out, err in outputs for answer in json.loads(out or "[]")]
+    assert all(agent.returncode == 0 for agent in agents), [err for _, err in outputs]
+    assert len(answers) >= 4 * 4
+    failed = [a for a in answers if a["code"] != 0 or a["out"].startswith("Error")]
+    assert not failed, failed[:3]

@@ -164,11 +164,11 @@ def test_regex_pages_follow_path_and_line_order(sample_index):
 def test_the_lexical_index_is_kept_outside_the_project_and_reloaded(project, monkeypatch, capfd):
     found = top(project.root, None, "load_config", mode="lexical")
     assert found[0] == ("src/bookshelf/config.py", "load_config")
-    folders = list((derived.cache_root() / "lexical").iterdir())
-    assert len(folders) == 1 and not any(".chunkhound" in str(p) for p in folders)
+    folders = list((derived.cache_root() / "snapshot").iterdir())
+    assert len(folders) == 1 and (folders[0] / "lexical").is_dir()
     assert not list((project.root / ".chunkhound").glob("**/*.npy"))
     STORE.clear()  # a new process: the built index must come from the cache directory, not be rebuilt
-    monkeypatch.setattr(lexical, "build", lambda con: pytest.fail("rebuilt although a saved index exists"))
+    monkeypatch.setattr(lexical, "build", lambda chunks: pytest.fail("rebuilt although a saved index exists"))
     assert top(project.root, None, "load_config", mode="lexical") == found
     assert capfd.readouterr().out == ""  # nothing may reach stdout: inside OneTool it is the MCP channel
 
@@ -179,15 +179,18 @@ def test_the_lexical_index_follows_the_file(tmp_path):
     (root / "src" / "fresh.py").write_text("def freshly_added():\n    return 42\n")
     conftest.build_index(root, None, embeddings=False)
     assert top(root, None, "freshly_added", mode="lexical")[0] == ("src/fresh.py", "freshly_added")
-    folders = list((derived.cache_root() / "lexical").iterdir())
+    folders = list((derived.cache_root() / "snapshot").iterdir())
     assert len(folders) == 1  # the earlier state's folder is gone
 
 
-def test_status_of_the_derived_state_is_unaffected_by_a_missing_cache_directory(project, monkeypatch, tmp_path):
+def test_searches_work_when_the_cache_directory_cannot_be_written(project, monkeypatch, tmp_path):
     blocked = tmp_path / "not-a-dir"
     blocked.write_text("a file where the cache directory would go")
     monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(blocked))
-    assert top(project.root, None, "load_config", mode="lexical")[0][1] == "load_config"  # built, just not saved
+    assert top(project.root, None, "load_config", mode="lexical")[0][1] == "load_config"  # made, just not saved
+    assert top(project.root, project.base_url, "load_config")[0][1] == "load_config"
+    assert "Snapshot: of the index as it is" in onetool_code.status(path=str(project.root))
+    assert blocked.read_text() == "a file where the cache directory would go"
 
 
 def test_tokens_keep_the_whole_identifier_and_its_parts():

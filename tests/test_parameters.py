@@ -15,7 +15,7 @@ ANNOTATIONS = {"text": "str", "integer": "int", "queries": "str | list[str]"}
 LIBRARY = {
     api.run_search: (*parameters.SEARCH, *parameters.EMBEDDING, parameters.CACHE),
     api.run_batch: (*parameters.SEARCH_BATCH, *parameters.EMBEDDING, parameters.CACHE),
-    api.run_status: (*parameters.STATUS, parameters.FORMAT, *parameters.EMBEDDING),
+    api.run_status: (*parameters.STATUS, parameters.FORMAT, *parameters.EMBEDDING, parameters.CACHE),
 }
 
 

@@ -1,0 +1,184 @@
+"""Every chunk row a search can show, columnar: what a snapshot answers from instead of the index file.
+
+A search shows a handful of chunks, found by id; ``regex`` scans them all. So the rows are numpy arrays in
+chunk id order (found by binary search) with each chunk's code and symbol in one UTF-8 blob sliced by offsets,
+saved as ``.npy`` files that every process maps: nothing is decoded until a hit needs it. Per file: its path,
+language and the state its ``files`` row recorded (shaping compares it with the file on disk).
+
+Rows hold exactly what ``schema.CHUNKS_BY_ID_SQL`` would return (chunks whose file row exists), and
+``regex`` answers as ``schema.regex_sql`` does: RE2 (DuckDB's own regex engine, through google-re2), in
+``schema.TIE_BREAK`` order.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from onetool_code.derived import heap
+from onetool_code.errors import BadInputError
+from onetool_code.filtering import Attributes
+from onetool_code.hits import FileState, Hit
+from onetool_code.index import FileRow
+from onetool_code.schema import Filters
+
+NOT_A_PATTERN = "query is not a valid regular expression (RE2 syntax, no lookaround or backreferences)"
+_ARRAYS = ("chunk_ids", "start_lines", "end_lines", "symbol_ends", "symbols", "code_ends", "code", "order")
+
+
+@dataclass(frozen=True, eq=False)
+class ChunkRows:
+    """Entry ``i`` of every per-chunk array (and of ``attributes``) is the chunk with the ``i``-th smallest id."""
+
+    chunk_ids: np.ndarray  # int64, ascending
+    attributes: Attributes
+    start_lines: np.ndarray  # int64, 0 where the index holds NULL
+    end_lines: np.ndarray  # int64, 0 where the index holds NULL
+    symbol_ends: np.ndarray  # int64: symbol i is symbols[symbol_ends[i - 1]:symbol_ends[i]] (UTF-8)
+    symbols: np.ndarray  # uint8
+    code_ends: np.ndarray  # int64, as symbol_ends
+    code: np.ndarray  # uint8
+    order: np.ndarray  # int64: the rows in TIE_BREAK order (path, start line with NULL last, chunk id)
+    file_states: tuple[FileState, ...]
+
+    @property
+    def nbytes(self) -> int:
+        return heap(*(getattr(self, name) for name in _ARRAYS)) + self.attributes.nbytes
+
+    def __len__(self) -> int:
+        return int(self.chunk_ids.size)
+
+    def hits(self, ranked: Sequence[tuple[int, float]]) -> list[Hit]:
+        """(chunk id, score) pairs as hits, in the order given; every id must be a row of this snapshot."""
+        positions = np.searchsorted(self.chunk_ids, np.fromiter((c for c, _ in ranked), np.int64, len(ranked)))
+        return [self._hit(int(i), score) for i, (_, score) in zip(positions, ranked, strict=True)]
+
+    def regex(self, pattern: str, filters: Filters, limit: int) -> list[Hit]:
+        """The first ``limit`` chunks whose code matches, in TIE_BREAK order, scored 1.0 as ChunkHound's are."""
+        import re2
+
+        try:
+            compiled = re2.compile(pattern.encode())
+        except re2.error as exc:
+            raise BadInputError(f"{NOT_A_PATTERN}: {exc}") from exc
+        kept = self.attributes.rows(filters)
+        allowed = None if kept is None else np.zeros(len(self), dtype=bool)
+        if allowed is not None:
+            allowed[kept] = True
+        found: list[Hit] = []
+        code, ends = self.code, self.code_ends
+        for row in self.order:
+            if len(found) >= limit:
+                break
+            if allowed is not None and not allowed[row]:
+                continue
+            start = int(ends[row - 1]) if row else 0
+            if compiled.search(code[start : int(ends[row])].tobytes()):
+                found.append(self._hit(int(row), 1.0))
+        return found
+
+    def _hit(self, i: int, score: float) -> Hit:
+        file_code = int(self.attributes.file_codes[i])
+        start, end = int(self.start_lines[i]), int(self.end_lines[i])
+        language = self.attributes.languages[file_code]
+        return Hit(
+            chunk_id=int(self.chunk_ids[i]),
+            file_path=self.attributes.paths[file_code],
+            language=language or "unknown",
+            chunk_type=self.attributes.type_names[int(self.attributes.type_codes[i])] or "unknown",
+            symbol=_text(self.symbols, self.symbol_ends, i),
+            code=_text(self.code, self.code_ends, i),
+            start_line=start or 1,
+            end_line=end or start or 1,
+            score=score,
+            file=self.file_states[file_code],
+        )
+
+    def texts(self) -> list[tuple[str, str, str]]:
+        """Every row's (chunk type, symbol, code): what the lexical index reads."""
+        names = self.attributes.type_names
+        return [
+            (names[int(t)], _text(self.symbols, self.symbol_ends, i), _text(self.code, self.code_ends, i))
+            for i, t in enumerate(self.attributes.type_codes)
+        ]
+
+    def save(self, into: Path) -> None:
+        for name in _ARRAYS:
+            np.save(into / f"{name}.npy", getattr(self, name))
+        self.attributes.save(into)
+        (into / "file_states.json").write_text(json.dumps([asdict(s) for s in self.file_states]), encoding="utf-8")
+
+    @classmethod
+    def load(cls, folder: Path) -> ChunkRows:
+        states = json.loads((folder / "file_states.json").read_text(encoding="utf-8"))
+        return cls(
+            attributes=Attributes.load(folder),
+            file_states=tuple(FileState(**s) for s in states),
+            **{name: np.load(folder / f"{name}.npy", mmap_mode="r") for name in _ARRAYS},
+        )
+
+
+def _text(blob: np.ndarray, ends: np.ndarray, i: int) -> str:
+    start = int(ends[i - 1]) if i else 0
+    return blob[start : int(ends[i])].tobytes().decode("utf-8")
+
+
+def build(files: Sequence[FileRow], chunks: Sequence[tuple[Any, ...]]) -> ChunkRows:
+    """From ``index.file_rows`` (in path order) and ``index.chunk_rows`` (id, file id, type, symbol, code,
+    start line, end line; in id order)."""
+    position = {f.file_id: i for i, f in enumerate(files)}
+    n = len(chunks)
+    types: dict[str, int] = {}
+    file_codes = np.fromiter((position[row[1]] for row in chunks), np.int32, n)
+    type_codes = np.fromiter((types.setdefault(row[2] or "", len(types)) for row in chunks), np.int32, n)
+    start_lines = np.fromiter((row[5] or 0 for row in chunks), np.int64, n)
+    symbols, symbol_ends = _blob(row[3] or "" for row in chunks)
+    code, code_ends = _blob(row[4] or "" for row in chunks)
+    # DuckDB sorts NULL start lines last; 0 stands for NULL here, so it sorts as the largest line.
+    null_last = np.where(start_lines == 0, np.iinfo(np.int64).max, start_lines)
+    chunk_ids = np.fromiter((row[0] for row in chunks), np.int64, n)
+    arrays = {
+        "chunk_ids": chunk_ids,
+        "start_lines": start_lines,
+        "end_lines": np.fromiter((row[6] or 0 for row in chunks), np.int64, n),
+        "symbol_ends": symbol_ends,
+        "symbols": symbols,
+        "code_ends": code_ends,
+        "code": code,
+        "order": np.lexsort((chunk_ids, null_last, file_codes)).astype(np.int64),
+    }
+    for array in arrays.values():
+        array.flags.writeable = False
+    return ChunkRows(
+        attributes=Attributes(
+            file_codes=file_codes,
+            type_codes=type_codes,
+            paths=tuple(f.path for f in files),
+            lower_paths=tuple(f.lower_path for f in files),
+            languages=tuple(f.language for f in files),
+            type_names=tuple(types),
+        ),
+        file_states=tuple(f.state for f in files),
+        **arrays,
+    )
+
+
+def _blob(texts: Any) -> tuple[np.ndarray, np.ndarray]:
+    encoded = [text.encode("utf-8") for text in texts]
+    ends = np.cumsum(np.fromiter((len(e) for e in encoded), np.int64, len(encoded)))
+    return np.frombuffer(b"".join(encoded), dtype=np.uint8).copy(), ends
+
+
+def language_counts(files: Sequence[FileRow]) -> tuple[tuple[str, int, int], ...]:
+    """(language, files, chunks), most chunks first: what ``index.language_counts`` answers."""
+    counts: dict[str, list[int]] = {}
+    for f in files:
+        entry = counts.setdefault(f.language or "unknown", [0, 0])
+        entry[0] += 1
+        entry[1] += f.chunks
+    return tuple(sorted(((lang, n, c) for lang, (n, c) in counts.items()), key=lambda t: (-t[2], t[0])))
