@@ -1,4 +1,4 @@
-"""The in-process vector cache: semantic search at memory speed, with the answers of ChunkHound's own SQL.
+"""A snapshot's vectors: semantic search at memory speed, with the answers of ChunkHound's own SQL.
 
 It is part of a snapshot (``snapshot.py``): built once per state of the index file, saved as ``.npy`` files
 and memory-mapped by every search on the machine, so no search holds the index ChunkHound writes.

@@ -62,8 +62,9 @@ class Signature:
 
     @property
     def changed(self) -> float:
-        """When the file or its WAL last changed, in seconds since the epoch."""
-        return max(self.mtime_ns, self.ctime_ns, self.wal[1] if self.wal else 0) / 1e9
+        """When the file or its WAL was last written, in seconds since the epoch (a writer moves the mtime; the
+        ctime also moves when a file is only renamed or its times are set)."""
+        return max(self.mtime_ns, self.wal[1] if self.wal else 0) / 1e9
 
 
 @dataclass(frozen=True)

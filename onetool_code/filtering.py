@@ -1,6 +1,6 @@
 """The search filters evaluated in memory, over per-chunk attributes, exactly as ``schema.filter_sql`` words them.
 
-Derived state (the vector cache, the lexical index) answers without SQL, so it must keep the same rows the SQL
+A snapshot's vectors and lexical index answer without SQL, so it must keep the same rows the SQL
 would: language and chunk type by equality, include and exclude as substrings of DuckDB's own ``lower(path)``.
 """
 

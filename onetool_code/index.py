@@ -82,7 +82,10 @@ def writer(db_path: Path) -> int | None:
     """
     if not sys.platform.startswith("linux"):
         return None
-    fd = os.open(db_path, os.O_RDONLY)
+    try:
+        fd = os.open(db_path, os.O_RDONLY)
+    except OSError:
+        return None  # unreadable: opening it with DuckDB says so in its own words
     try:
         asked = struct.pack(_FLOCK, fcntl.F_RDLCK, os.SEEK_SET, 0, 0, 0)
         kind, _, _, _, pid = struct.unpack(_FLOCK, fcntl.fcntl(fd, fcntl.F_GETLK, asked))

@@ -4,8 +4,9 @@ The trap: stdout is the protocol channel, and one stray byte on it (a ``print`` 
 writing to file descriptor 1) breaks the client's JSON-RPC stream. So the server writes protocol messages to a
 duplicate of the real stdout and points descriptor 1, and with it ``sys.stdout``, at stderr while it runs.
 
-Like the pack, it opens the index only inside a call, so ChunkHound can index or watch the project while the
-server runs; the vector cache lives as long as the server. Each call runs in a worker thread, so a slow
+Like the pack, it answers from snapshots and never holds the index, so ChunkHound can index or watch the project
+while the server runs; the snapshots it has mapped stay mapped as long as it runs. Each call runs in a worker
+thread, so a slow
 embeddings request does not hold up the protocol (pings, cancellations, other calls).
 """
 

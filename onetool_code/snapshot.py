@@ -151,10 +151,13 @@ def _current(key: Key, db_path: Path) -> Snapshot | None:
 
 
 def _last(key: Key, db_path: Path) -> Snapshot | None:
-    """The newest snapshot of any earlier state of the file, held by this process or on disk."""
+    """The newest snapshot of any earlier state of the file: held by this process, or on disk."""
+    held = [snapshot for snapshot, _ in STORE.entries(KIND, db_path)]
+    known = {snapshot.folder for snapshot in held}
     target = folder(key, Signature.of(db_path), FORMAT)
-    found = [_load(f, db_path) for f in target.parent.glob(f"{target.name.split('-')[0]}-*") if ".tmp-" not in f.name]
-    candidates = [s for s in found if s is not None] + [held for held, _ in STORE.entries(KIND, db_path)]
+    on_disk = target.parent.glob(f"{target.name.split('-')[0]}-*")
+    found = [_load(f, db_path) for f in on_disk if ".tmp-" not in f.name and f not in known]
+    candidates = held + [s for s in found if s is not None]
     return max(candidates, key=lambda s: s.created) if candidates else None
 
 

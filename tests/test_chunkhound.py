@@ -194,7 +194,7 @@ answers = []
 while not os.path.exists(stop):
     call = next(calls)
     done = subprocess.run([*cli, *call, "--path", root], capture_output=True, text=True, timeout=120)
-    answers.append({"call": call[0], "code": done.returncode, "out": done.stdout[:400], "err": done.stderr[-400:]})
+    answers.append({"call": call[0], "code": done.returncode, "out": done.stdout[:2000], "err": done.stderr[-400:]})
 print(json.dumps(answers))
 """
 
@@ -228,3 +228,6 @@ def test_four_agents_searching_never_make_chunkhound_fail(chunkhound, chunkhound
     assert len(answers) >= 4 * 4
     failed = [a for a in answers if a["code"] != 0 or a["out"].startswith("Error")]
     assert not failed, failed[:3]
+    # Some answers came while ChunkHound held the index: from the last snapshot, saying so.
+    noted = [a for a in answers if "the index is being updated by ChunkHound (PID " in a["out"]]
+    assert noted and all("this answer is from the snapshot of " in a["out"] for a in noted)
