@@ -37,6 +37,7 @@ from onetool_code import index
 from onetool_code.derived import heap
 from onetool_code.errors import IndexUnreadableError
 from onetool_code.filtering import Attributes
+from onetool_code.hits import FileRow
 from onetool_code.schema import Filters
 
 if TYPE_CHECKING:
@@ -188,7 +189,7 @@ def _units(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def build(
-    con: duckdb.DuckDBPyConnection, db_path: Path, embedding_set: index.EmbeddingSet, files: Sequence[index.FileRow]
+    con: duckdb.DuckDBPyConnection, db_path: Path, embedding_set: index.EmbeddingSet, files: Sequence[FileRow]
 ) -> VectorCache:
     """Read one provider/model's vectors through ``con`` (read-only) into a new cache; ``files`` are
     ``index.file_rows`` of the same connection."""
@@ -239,14 +240,7 @@ def build(
         matrix=matrix,
         chunk_ids=chunk_ids,
         start_lines=start_lines,
-        attributes=Attributes(
-            file_codes=file_codes,
-            type_codes=type_codes,
-            paths=tuple(f.path for f in files),
-            lower_paths=tuple(f.lower_path for f in files),
-            languages=tuple(f.language for f in files),
-            type_names=tuple(types),
-        ),
+        attributes=Attributes.of(files, file_codes, type_codes, tuple(types)),
         nan_rows=_joined(nan_rows),
         null_rows=_joined(null_rows),
         broken_rows=_joined(broken_rows),

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from onetool_code.derived import heap
+from onetool_code.hits import FileRow
 from onetool_code.schema import Filters
 
 
@@ -31,6 +32,20 @@ class Attributes:
     lower_paths: tuple[str, ...]  # DuckDB's lower(path), as the SQL filters compare it
     languages: tuple[str | None, ...]
     type_names: tuple[str, ...]
+
+    @classmethod
+    def of(
+        cls, files: Sequence[FileRow], file_codes: np.ndarray, type_codes: np.ndarray, type_names: tuple[str, ...]
+    ) -> Attributes:
+        """Per-chunk codes into ``files`` (in DuckDB's path order) and into ``type_names``."""
+        return cls(
+            file_codes=file_codes,
+            type_codes=type_codes,
+            paths=tuple(f.path for f in files),
+            lower_paths=tuple(f.lower_path for f in files),
+            languages=tuple(f.language for f in files),
+            type_names=type_names,
+        )
 
     def rows(self, filters: Filters) -> np.ndarray | None:
         """The rows the filters keep (None: all)."""

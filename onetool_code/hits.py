@@ -17,6 +17,18 @@ class FileState:
 
 
 @dataclass(frozen=True)
+class FileRow:
+    """One ``files`` row as the snapshot build reads it (``index.file_rows``)."""
+
+    file_id: int
+    path: str
+    lower_path: str  # DuckDB's lower(path), as the filters compare it
+    language: str | None
+    chunks: int
+    state: FileState
+
+
+@dataclass(frozen=True)
 class Hit:
     """One ranked chunk. Lines are 1-based and inclusive; ``score`` is cosine similarity or the lexical score.
 

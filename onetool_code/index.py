@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from onetool_code import schema
 from onetool_code.errors import IndexLockedError, IndexUnreadableError, NotIndexedError
-from onetool_code.hits import FileState, Hit
+from onetool_code.hits import FileRow, FileState, Hit
 
 if TYPE_CHECKING:
     import duckdb
@@ -50,18 +50,6 @@ class EmbeddingSet:
 
     def describe(self) -> str:
         return f"{self.provider}/{self.model}, {self.dims} dims ({self.count:,} chunks)"
-
-
-@dataclass(frozen=True)
-class FileRow:
-    """One ``files`` row as the snapshot build reads it (``file_rows``)."""
-
-    file_id: int
-    path: str
-    lower_path: str  # DuckDB's lower(path), as the filters compare it
-    language: str | None
-    chunks: int
-    state: FileState
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,7 @@ import numpy as np
 from onetool_code.derived import heap
 from onetool_code.errors import BadInputError
 from onetool_code.filtering import Attributes
-from onetool_code.hits import FileState, Hit
-from onetool_code.index import FileRow
+from onetool_code.hits import FileRow, FileState, Hit
 from onetool_code.schema import Filters
 
 NOT_A_PATTERN = "query is not a valid regular expression (RE2 syntax, no lookaround or backreferences)"
@@ -155,14 +154,7 @@ def build(files: Sequence[FileRow], chunks: Sequence[tuple[Any, ...]]) -> ChunkR
     for array in arrays.values():
         array.flags.writeable = False
     return ChunkRows(
-        attributes=Attributes(
-            file_codes=file_codes,
-            type_codes=type_codes,
-            paths=tuple(f.path for f in files),
-            lower_paths=tuple(f.lower_path for f in files),
-            languages=tuple(f.language for f in files),
-            type_names=tuple(types),
-        ),
+        attributes=Attributes.of(files, file_codes, type_codes, tuple(types)),
         file_states=tuple(f.state for f in files),
         **arrays,
     )
