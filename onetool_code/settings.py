@@ -20,8 +20,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import yaml
-
 from onetool_code import parameters, schema
 from onetool_code.errors import BadInputError, OneToolCodeError
 from onetool_code.spans import note
@@ -276,6 +274,8 @@ def _read_secrets(secrets_file: Path, *, explicit: bool) -> Mapping[str, Any]:
     """A flat ``NAME: value`` mapping. A file named on purpose must be one; a ``secrets.yaml`` that merely sits
     in the project or config directory may be anything (a Kubernetes manifest, say) and is skipped, with a note."""
     # The parser's message can quote the file's lines, and so a key: name the file, not the content.
+    import yaml  # only when a key is needed: 25 ms of every command's start otherwise
+
     problem = f"Cannot read {secrets_file}: not a flat YAML mapping of NAME: value"
     try:
         data = yaml.safe_load(secrets_file.read_text(encoding="utf-8"))

@@ -8,6 +8,7 @@ We are a guest in OneTool's process, whose stdout is the MCP channel. So: never 
 from __future__ import annotations
 
 import contextvars
+import functools
 import logging
 import time
 import traceback
@@ -15,20 +16,26 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import structlog
-
 LOGGER_NAME = "onetool_code"
 _stdlib_logger = logging.getLogger(LOGGER_NAME)
 _stdlib_logger.addHandler(logging.NullHandler())
 
-logger = structlog.wrap_logger(
-    _stdlib_logger,
-    processors=[
-        structlog.processors.TimeStamper(fmt="iso", utc=True),
-        structlog.processors.JSONRenderer(sort_keys=False),
-    ],
-    wrapper_class=structlog.stdlib.BoundLogger,
-)
+
+@functools.cache
+def _logger() -> Any:
+    """structlog, imported when a record is first written: importing it imports asyncio, 70 ms of the command
+    line's start, and most command-line calls write no record (nothing listens below WARNING)."""
+    import structlog
+
+    return structlog.wrap_logger(
+        _stdlib_logger,
+        processors=[
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.JSONRenderer(sort_keys=False),
+        ],
+        wrapper_class=structlog.stdlib.BoundLogger,
+    )
+
 
 # OneTool's LogSpan cuts long values per field; so do we, so a huge query cannot bloat a log file.
 _LIMITS = {"query": 100, "path": 200, "project": 200}
@@ -91,6 +98,8 @@ def span(name: str, **fields: Any) -> Iterator[Span]:
 
 
 def _emit(current: Span, started: float, level: int) -> None:
+    if not _stdlib_logger.isEnabledFor(level):
+        return
     duration = round(time.perf_counter() - started, 4)
     values = {k: (v if k in {"traceback", "errorMessage"} else _cut(k, v)) for k, v in current.fields.items()}
-    logger.log(level, current.name, span=current.name, duration=duration, **values)
+    _logger().log(level, current.name, span=current.name, duration=duration, **values)
