@@ -470,14 +470,14 @@ def snapshot_build(root: Path) -> dict[str, Any]:
     """Make the snapshot in the (empty) cache directory, as the first search after a change of the index does."""
     import bm25s
 
-    from onetool_code import derived, index, lexical, settings, snapshot
+    from onetool_code import index, lexical, settings, snapshot
 
     db = settings.resolve(path=str(root)).db_path
     phases = Phases()
     phases.wrap(index, "chunk_rows", "read")
     phases.wrap(lexical, "build", "lexical")
     phases.wrap(bm25s.BM25, "index", "bm25s")
-    phases.wrap(derived, "publish", "publish")
+    phases.wrap(snapshot, "publish", "publish")
     before = rss_mb("VmRSS")
     started = time.perf_counter()
     made = snapshot.view(root, db).snapshot

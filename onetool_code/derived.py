@@ -218,9 +218,9 @@ def machine_lock(key: Key) -> Iterator[None]:
 _THREAD_LOCKS: dict[str, threading.Lock] = {}
 
 
-def disk_usage() -> int:
-    """Bytes held by the cache directory."""
-    root = cache_root()
+def disk_usage(kind: str) -> int:
+    """Bytes held by one kind of derived state in the cache directory (other tools may share the directory)."""
+    root = cache_root() / kind
     return sum(p.stat().st_size for p in root.rglob("*") if p.is_file()) if root.is_dir() else 0
 
 

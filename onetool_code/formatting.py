@@ -389,7 +389,7 @@ def _snapshot(held: SnapshotInfo | None) -> str:
     state = "of an earlier state of the index" if held.notice else "of the index as it is"
     return (
         f"{state}, made {made} ({_age(max(0.0, time.time() - held.created))} ago; the index was held "
-        f"{held.read_seconds:.2f} s to read it); cache {held.cache_dir} holds {_bytes(held.cache_bytes)}"
+        f"{held.read_seconds:.2f} s to read it); snapshots in {held.cache_dir} hold {_bytes(held.cache_bytes)}"
     )
 
 

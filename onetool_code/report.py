@@ -20,8 +20,8 @@ class SnapshotInfo:
     created: float  # seconds since the epoch
     read_seconds: float  # how long the index file was held open to make it
     notice: str | None  # why it is not the file's current state (a writer holds the file); None: it is
-    cache_dir: Path
-    cache_bytes: int
+    cache_dir: Path  # the folder of every snapshot
+    cache_bytes: int  # what every snapshot there holds
 
 
 @dataclass(frozen=True)
@@ -75,8 +75,8 @@ def gather(settings: Settings) -> StatusReport:
                 created=held.created,
                 read_seconds=held.read_seconds,
                 notice=view.notice,
-                cache_dir=derived.cache_root(),
-                cache_bytes=derived.disk_usage(),
+                cache_dir=derived.cache_root() / snapshot.KIND,
+                cache_bytes=derived.disk_usage(snapshot.KIND),
             )
             return StatusReport(
                 **base,

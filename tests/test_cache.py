@@ -645,6 +645,9 @@ def test_status_says_which_snapshot_answered_and_what_the_cache_holds(cold, samp
     assert line.startswith("Snapshot: of the index as it is, made ")
     data = onetool_code.status(path=str(root), format="json")["snapshot"]
     assert data["current"] and data["notice"] is None
+    (derived.cache_root() / "someone-else").mkdir(parents=True, exist_ok=True)  # not counted: not ours
+    (derived.cache_root() / "someone-else" / "big").write_bytes(b"x" * 100_000)
+    data = onetool_code.status(path=str(root), format="json")["snapshot"]
     on_disk = sum(p.stat().st_size for p in Path(data["cache_dir"]).rglob("*") if p.is_file())
     assert data["cache_bytes"] == on_disk > 0
-    assert Path(data["folder"]).parent.parent == Path(data["cache_dir"])
+    assert Path(data["folder"]).parent == Path(data["cache_dir"])
