@@ -101,10 +101,6 @@ class View:
     snapshot: Snapshot
     notice: str | None = None
 
-    @property
-    def age(self) -> float:
-        return max(0.0, time.time() - self.snapshot.created)
-
 
 def view(project_root: Path, db_path: Path) -> View:
     """The snapshot of the file's current state (mapped, read now, or waited for), or the last one with a notice
@@ -243,11 +239,11 @@ def _stale_notice(pid: int | None, last: Snapshot) -> str:
     who = "ChunkHound" if "chunkhound" in name.lower() else (name or "another process")
     return (
         f"the index is being updated by {who} (PID {pid}); this answer is from the snapshot of "
-        f"{time.strftime('%H:%M:%S', time.localtime(last.created))} ({age(time.time() - last.created)} old)"
+        f"{time.strftime('%H:%M:%S', time.localtime(last.created))} ({_age(time.time() - last.created)} old)"
     )
 
 
-def age(seconds: float) -> str:
+def _age(seconds: float) -> str:
     """``12 s``, ``4 min``, ``3 h``, ``2 days``."""
     for unit, size in (("days", 86400), ("h", 3600), ("min", 60)):
         if seconds >= 2 * size:
