@@ -53,17 +53,31 @@ def run(settings: Settings, request: Request) -> Ranked:
                     f"query {query!r} has no word of two or more letters or digits to search for in lexical mode"
                 )
     if settings.cache:
-        view = snapshot.view(settings.project_root, settings.db_path)
-        held = view.snapshot
-        semantic, notice = _embedded(settings, request, held.layout, held.language_counts)
-        lists = _rank(retrievers.FromSnapshot(held), request, semantic)
-        return _finish(request, lists, "; ".join(n for n in (view.notice, notice) if n) or None)
+        return _from_snapshot(settings, request)
     with index.connect(settings.project_root, settings.db_path) as con:  # closed before the embeddings request
         layout, counts = index.layout(con, settings.db_path), index.language_counts(con)
     semantic, notice = _embedded(settings, request, layout, counts)
     with index.connect(settings.project_root, settings.db_path) as con:
         lists = _rank(retrievers.FromIndex(con, settings.db_path), request, semantic)
     return _finish(request, lists, notice)
+
+
+def _from_snapshot(settings: Settings, request: Request) -> Ranked:
+    try:
+        return _search_snapshot(settings, request)
+    except snapshot.Superseded:
+        # Another process published the file's new state during this search (the embeddings request is the long
+        # part) and removed this snapshot's folder before its lexical index was loaded: search the new one.
+        note("the snapshot was superseded during the search: searched again in the new one")
+        return _search_snapshot(settings, request)
+
+
+def _search_snapshot(settings: Settings, request: Request) -> Ranked:
+    view = snapshot.view(settings.project_root, settings.db_path)
+    held = view.snapshot
+    semantic, notice = _embedded(settings, request, held.layout, held.language_counts)
+    lists = _rank(retrievers.FromSnapshot(held), request, semantic)
+    return _finish(request, lists, "; ".join(n for n in (view.notice, notice) if n) or None)
 
 
 @dataclass(frozen=True)

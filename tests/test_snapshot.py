@@ -16,7 +16,7 @@ import duckdb
 from conftest import settled
 
 import onetool_code
-from onetool_code import derived, snapshot
+from onetool_code import derived, embeddings, snapshot
 from onetool_code.derived import STORE
 
 # A process holding the index read-write, as ChunkHound does while it indexes: it changes one chunk's code, says
@@ -227,3 +227,37 @@ def test_snapshots_of_indexes_that_are_gone_are_removed(project, sample_index, t
         str(other / ".chunkhound" / "db" / "chunks.db")
     ]
     assert not (derived.cache_root() / "vectors").exists()
+
+
+# Another process's work during our embeddings request: it writes the index, then publishes the new state's
+# snapshot (which removes the folder of the one this process has mapped).
+SUPERSEDE = textwrap.dedent("""
+    import os, sys, time
+    import duckdb
+    con = duckdb.connect(sys.argv[1])
+    con.execute("UPDATE chunks SET code = replace(code, 'load_config', 'LOAD_CONFIG_NOW')")
+    con.close()
+    then = time.time() - 60
+    os.utime(sys.argv[1], (then, then))
+    import onetool_code
+    assert onetool_code.search(query="LOAD_CONFIG_NOW", path=sys.argv[2], mode="lexical").startswith("Found ")
+""")
+
+
+def test_a_snapshot_superseded_during_a_search_is_searched_again_in_the_new_one(project, monkeypatch, spans):
+    search(project, query="load_config", mode="semantic")  # mapped here; its lexical index not loaded yet
+    first = folders()
+    real = embeddings.embed
+    calls = []
+
+    def embed_while_another_process_publishes(texts, settings, **options):
+        if not calls:
+            python(SUPERSEDE, str(project.db), str(project.root))
+        calls.append(texts)
+        return real(texts, settings, **options)
+
+    monkeypatch.setattr(embeddings, "embed", embed_while_another_process_publishes)
+    answer = search(project, query="LOAD_CONFIG_NOW load_config", content="always")
+    assert "LOAD_CONFIG_NOW" in json.dumps(answer) and "notice" not in answer
+    assert len(calls) == 2 and folders() != first and not first[0].exists()
+    assert any("superseded during the search" in record.getMessage() for record in spans)
