@@ -135,11 +135,6 @@ class Store:
             self._entries[key] = _Entry(value, signature)
             self._evict(keep=key)
 
-    def discard(self, key: Key) -> None:
-        """Drop an entry found to describe another state of its file than its signature says."""
-        with self._lock:
-            self._entries.pop(key, None)
-
     def entries(self, kind: str, db_path: Path) -> list[tuple[Any, Signature]]:
         """Every entry of one kind for one index file, most recently used first."""
         with self._lock:

@@ -22,7 +22,7 @@ import functools
 import json
 import shutil
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from onetool_code import cache, index, lexical, rows
@@ -54,11 +54,9 @@ class Snapshot:
     folder: Path  # where it is published (or would have been, when the cache directory cannot be written)
     signature: Signature
     created: float  # when it was read, seconds since the epoch
-    embedding_sets: tuple[index.EmbeddingSet, ...]
     language_counts: tuple[tuple[str, int, int], ...]
-    files: int
     chunks: rows.ChunkRows
-    vectors: dict[index.EmbeddingSet, cache.VectorCache] = field(default_factory=dict)
+    vectors: dict[index.EmbeddingSet, cache.VectorCache]  # in the layout's order
     read_seconds: float = 0.0  # how long the index file was held open to make it
     built_lexical: lexical.LexicalIndex | None = None  # when it was built here and could not be published
 
@@ -82,6 +80,14 @@ class Snapshot:
         return held
 
     @property
+    def embedding_sets(self) -> tuple[index.EmbeddingSet, ...]:
+        return tuple(self.vectors)
+
+    @property
+    def files(self) -> int:
+        return len(self.chunks.attributes.paths)
+
+    @property
     def layout(self) -> index.Layout:
         return index.Layout(self.db_path, self.embedding_sets)
 
@@ -93,7 +99,6 @@ class Snapshot:
             "read_seconds": self.read_seconds,
             "embedding_sets": [asdict(s) for s in self.embedding_sets],
             "language_counts": self.language_counts,
-            "files": self.files,
         }
         for name in ("rows", "lexical", *(f"vectors-{i}" for i in range(len(self.embedding_sets)))):
             (into / name).mkdir()
@@ -185,9 +190,7 @@ def _read(project_root: Path, db_path: Path, key: Key) -> Snapshot:
         folder=target,
         signature=signature,
         created=time.time(),
-        embedding_sets=layout.embedding_sets,
         language_counts=rows.language_counts(files),
-        files=len(files),
         chunks=chunks,
         vectors=vectors,
         read_seconds=held,
@@ -215,9 +218,7 @@ def _load(target: Path, db_path: Path) -> Snapshot | None:
             folder=target,
             signature=Signature(**{k: tuple(v) if k == "wal" and v else v for k, v in meta["signature"].items()}),
             created=float(meta["created"]),
-            embedding_sets=sets,
             language_counts=tuple(tuple(c) for c in meta["language_counts"]),  # type: ignore[misc]
-            files=int(meta["files"]),
             chunks=chunks,
             vectors={s: cache.load(target / f"vectors-{i}", db_path) for i, s in enumerate(sets)},
             read_seconds=float(meta["read_seconds"]),
