@@ -1,0 +1,81 @@
+"""Django 5.1.4 (its source release: the framework, its tests and docs) indexed by the real ChunkHound 6.1.0,
+with the dense 1536-dim test vectors of ``hybrid_speed.dense_server``: the big real repository of the live
+refresh bench (``refresh.py``) and the scale relevance bench.
+
+Why Django's source release: it is what a user clones (tests included, where most same-named code lives), and
+ChunkHound cuts it into about 80,000 chunks, the size at which the issues were measured.
+
+Run from the repository root (about 15 minutes the first time on 2 cores; prints the project root when done)::
+
+    .venv-test/bin/python bench/django_corpus.py
+
+The vectors are the test server's, not a real model's: rankings that depend on meaning are judged accordingly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "bench"))
+
+import hybrid_speed  # noqa: E402
+from tooling.chunkhound_env import ensure_chunkhound  # noqa: E402
+
+ARCHIVE = "Django-5.1.4.tar.gz"
+SHA256 = "de450c09e91879fa5a307f696e57c851955c910a438a35e6b4c895e86bedc82a"
+VERSION = 1  # bump when the recipe changes, so an old index is never trusted
+
+
+def cache_dir() -> Path:
+    return hybrid_speed.cache_dir().with_name("django")
+
+
+def fetch(cache: Path) -> Path:
+    """The pinned source release, through pip, its hash checked."""
+    downloads = cache / "downloads"
+    downloads.mkdir(parents=True, exist_ok=True)
+    archive = downloads / ARCHIVE
+    if not archive.exists():
+        args = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "-d", "."]
+        subprocess.run([*args, "django==5.1.4"], cwd=downloads, check=True, capture_output=True)
+    digest = hashlib.sha256(archive.read_bytes()).hexdigest()
+    if digest != SHA256:
+        raise SystemExit(f"{archive}: SHA-256 {digest}, pinned {SHA256}; delete it to fetch it again")
+    return archive
+
+
+def ensure() -> Path:
+    """The indexed project root (built if missing)."""
+    cache = cache_dir()
+    root = cache / f"django-{VERSION}"
+    marker = root.with_name(root.name + ".complete")
+    if marker.exists():
+        return root
+    archive = fetch(cache)
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True)
+    with tarfile.open(archive) as tar:
+        members = []
+        for member in tar.getmembers():
+            parts = Path(member.name).parts
+            if len(parts) >= 2 and not parts[1].endswith(".egg-info"):
+                member.name = str(Path(*parts[1:]))
+                members.append(member)
+        tar.extractall(root, members=members, filter="data")
+    started = time.perf_counter()
+    with hybrid_speed.dense_server() as server:
+        ensure_chunkhound().index(root, server.base_url, timeout=6 * 3600)
+    marker.write_text(f"{time.perf_counter() - started:.0f} s\n")
+    return root
+
+
+if __name__ == "__main__":
+    print(ensure())
