@@ -352,10 +352,10 @@ def install(phases: Phases, vectors: dict[str, list[float]]) -> None:
         formatting,
         index,
         lexical,
+        live,
         ranking,
         retrievers,
         rows,
-        snapshot,
     )
 
     def precomputed(batch: Any, _settings: Any, **_options: Any) -> Any:
@@ -368,9 +368,9 @@ def install(phases: Phases, vectors: dict[str, list[float]]) -> None:
     phases.wrap(formatting, "render_search", "  formatting.render_search")
     phases.wrap(engine, "run", "engine.run")
     phases.wrap_connect(index)
-    phases.wrap(snapshot, "view", "snapshot.view (held, mapped, or made now)")
-    phases.wrap(snapshot, "_load", "  snapshot._load (memory-map a published snapshot)")
-    phases.wrap(snapshot, "_read", "  snapshot._read (read the index, derive, publish)")
+    phases.wrap(live, "view", "live.view (held, mapped, or made now)")
+    phases.wrap(live, "_load", "  live._load (memory-map a published snapshot)")
+    phases.wrap(live, "_read", "  live._read (read the index, derive, publish)")
     phases.wrap(lexical, "build", "    lexical.build")
     phases.wrap(engine, "_embedded", "engine._embedded (embed)")
     phases.wrap(retrievers.FromSnapshot, "semantic", "FromSnapshot.semantic")
@@ -439,9 +439,9 @@ def warm(root: Path, reps: int, phases: Phases) -> dict[str, Any]:
                 if (label, clock) == ("engine", "wall"):
                     result["per_query"] = dict(zip(QUERIES, per_query, strict=True))
         out[mode] = result
-    from onetool_code import snapshot
+    from onetool_code import live
 
-    held = snapshot.view(root, resolved.db_path).snapshot
+    held = live.view(root, resolved.db_path).snapshot
     out["memory"] = {**memory, "peak": rss_mb(), "heap_nbytes": held.nbytes / 2**20}
     return out
 
@@ -470,17 +470,17 @@ def snapshot_build(root: Path) -> dict[str, Any]:
     """Make the snapshot in the (empty) cache directory, as the first search after a change of the index does."""
     import bm25s
 
-    from onetool_code import index, lexical, settings, snapshot
+    from onetool_code import index, lexical, live, settings
 
     db = settings.resolve(path=str(root)).db_path
     phases = Phases()
     phases.wrap(index, "chunk_rows", "read")
     phases.wrap(lexical, "build", "lexical")
     phases.wrap(bm25s.BM25, "index", "bm25s")
-    phases.wrap(snapshot, "publish", "publish")
+    phases.wrap(live, "publish", "publish")
     before = rss_mb("VmRSS")
     started = time.perf_counter()
-    made = snapshot.view(root, db).snapshot
+    made = live.view(root, db).snapshot
     build_s = time.perf_counter() - started
     files = {p.relative_to(made.folder).as_posix(): p.stat().st_size for p in made.folder.rglob("*") if p.is_file()}
     lexical_mb = sum(size for name, size in files.items() if name.startswith("lexical/")) / 2**20
@@ -507,12 +507,12 @@ def snapshot_build(root: Path) -> dict[str, Any]:
 def snapshot_load(root: Path) -> dict[str, Any]:
     """Map the published snapshot in a fresh process, load its lexical index, then rank every query: the first
     ranking pays the page faults of the mapped arrays."""
-    from onetool_code import lexical, schema, settings, snapshot
+    from onetool_code import lexical, live, schema, settings
 
     db = settings.resolve(path=str(root)).db_path
     before = rss_mb("VmRSS")
     started = time.perf_counter()
-    held = snapshot.view(root, db).snapshot
+    held = live.view(root, db).snapshot
     load_s = time.perf_counter() - started
     started = time.perf_counter()
     loaded = held.lexical_index

@@ -219,9 +219,9 @@ def run_scenario(scenario: str, root: Path, queries: int, reps: int, base_url: s
             return [con.execute(sql, [v.tolist(), PROVIDER, MODEL, 10, 0]).fetchall() for v in vectors]
 
     elif scenario == "numpy":
-        from onetool_code import snapshot
+        from onetool_code import live
 
-        held = snapshot.view(root, resolved.db_path).snapshot
+        held = live.view(root, resolved.db_path).snapshot
         matrix = np.ascontiguousarray(next(iter(held.vectors.values())).matrix)  # in memory, as warm pages are
         units = np.stack([np.resize(np.float32(i + 1), matrix.shape[0]) for i in range(queries)])
         units /= np.linalg.norm(units, axis=1, keepdims=True)
@@ -283,9 +283,9 @@ def make_snapshot(root: Path, base_url: str) -> str:
     """The snapshot of the index, made now in a fresh process if the cache directory has none: how long it took."""
     code = (
         "import sys, time; started = time.perf_counter()\n"
-        "from onetool_code import snapshot, settings\n"
+        "from onetool_code import live, settings\n"
         "s = settings.resolve(path=sys.argv[1], base_url=sys.argv[2])\n"
-        "held = snapshot.view(s.project_root, s.db_path).snapshot\n"
+        "held = live.view(s.project_root, s.db_path).snapshot\n"
         "print(f'{time.perf_counter() - started:.1f} s in a fresh process (the index held {held.read_seconds:.1f} s)')"
     )
     done = subprocess.run([sys.executable, "-c", code, str(root), base_url], capture_output=True, text=True, check=True)

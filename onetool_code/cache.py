@@ -26,7 +26,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -47,9 +47,10 @@ if TYPE_CHECKING:
 # matrix (the peak stays near the matrix itself).
 WINDOW_BYTES = 8 << 20
 
-# What a saved cache holds as .npy files (bump FORMAT when it changes).
-_ARRAYS = ("matrix", "chunk_ids", "start_lines", "nan_rows", "null_rows", "broken_rows")
-FORMAT = 1
+# What a saved cache holds as .npy files (bump snapshot.FORMAT when it changes).
+_ARRAYS = (
+    "matrix", "chunk_ids", "embedding_ids", "places", "digests", "start_lines", "nan_rows", "null_rows", "broken_rows",
+)  # fmt: skip
 
 _NULL_LINE = np.int64(np.iinfo(np.int64).max)  # DuckDB sorts NULL start lines last (np.where wraps a bare int)
 
@@ -63,7 +64,9 @@ def margin(dims: int) -> float:
 class VectorCache:
     """One provider/model's vectors of one index, normalised, with what the filters and the tie-break need.
 
-    Entry ``i`` of every per-row array (and of ``attributes``) describes column ``i`` of ``matrix``.
+    Entry ``i`` of every per-row array (and of ``attributes``) describes column ``i`` of ``matrix``, or, past
+    its columns, column ``i - columns`` of ``added``: a snapshot refreshed by a delta joins its base's vectors
+    (the dead ones marked in ``attributes.alive``) and the delta's (``joined``).
 
     The matrix is stored transposed, one column per vector: a batch of queries times a (dims, rows) matrix
     ran 1.5x faster than a (rows, dims) matrix times the batch (OpenBLAS 0.3.31, 50,000 x 1536, 5 queries:
@@ -74,17 +77,21 @@ class VectorCache:
     embedding_set: index.EmbeddingSet
     matrix: np.ndarray  # (dims, rows) float32, unit columns; zero columns for vectors that have no cosine
     chunk_ids: np.ndarray  # int64
+    embedding_ids: np.ndarray  # int64, embeddings.id
+    places: np.ndarray  # int64, the rows' rowids: DuckDB moves a row whose vector changes
+    digests: np.ndarray  # uint64, DuckDB's hash of each vector: what a moved row is compared by
     start_lines: np.ndarray  # int64, NULL as _NULL_LINE
     attributes: Attributes  # what the filters and the path tie-break read
     nan_rows: np.ndarray  # zero or non-finite vectors: DuckDB's cosine is NaN, which it sorts first
     null_rows: np.ndarray  # NULL vectors: the similarity is NULL, sorted last
     broken_rows: np.ndarray  # vectors holding NULL values: DuckDB's cosine raises on them
     build_seconds: float = 0.0
+    added: np.ndarray | None = None  # (dims, rows) float32: the delta's columns, after the matrix's
 
     @property
     def nbytes(self) -> int:
         """Heap memory held: the arrays not mapped from a snapshot, plus the per-file and per-type strings."""
-        arrays = (self.matrix, self.chunk_ids, self.start_lines, self.nan_rows, self.null_rows, self.broken_rows)
+        arrays = [getattr(self, name) for name in _ARRAYS] + ([] if self.added is None else [self.added])
         return heap(*arrays) + self.attributes.nbytes
 
     def rank(self, vectors: np.ndarray, filters: Filters, limit: int, offset: int) -> list[list[tuple[int, float]]]:
@@ -107,7 +114,9 @@ class VectorCache:
 
     def _scores(self, units: np.ndarray) -> np.ndarray:
         """(queries, rows) float32 similarities: the one pass over the matrix a search costs."""
-        return units @ self.matrix
+        if self.added is None:
+            return units @ self.matrix
+        return np.concatenate([units @ self.matrix, units @ self.added], axis=1)
 
     def _page(
         self, scores: np.ndarray, unit: np.ndarray, scorable: bool, rows: np.ndarray | None, limit: int, offset: int
@@ -150,12 +159,38 @@ class VectorCache:
         """Float32 similarities of a few rows, computed in float64 row by row (blocked to bound memory)."""
         query = unit.astype(np.float64)
         out = np.empty(candidates.size, dtype=np.float64)
-        step = 4096
-        for start in range(0, candidates.size, step):
-            block = np.ascontiguousarray(self.matrix[:, candidates[start : start + step]].T, dtype=np.float64)
-            block *= query
-            out[start : start + step] = block.sum(axis=1)
+        columns = self.matrix.shape[1]
+        for matrix, part, shift in (
+            (self.matrix, np.flatnonzero(candidates < columns), 0),
+            (self.added, np.flatnonzero(candidates >= columns), columns),
+        ):
+            step = 4096
+            for start in range(0, part.size, step):
+                assert matrix is not None
+                picked = part[start : start + step]
+                block = np.ascontiguousarray(matrix[:, candidates[picked] - shift].T, dtype=np.float64)
+                block *= query
+                out[picked] = block.sum(axis=1)
         return out.astype(np.float32)
+
+    def joined(self, alive: np.ndarray, delta: VectorCache, files: Sequence[FileRow]) -> VectorCache:
+        """These vectors (``alive``: which are still in the index) and the delta's, numbered in ``files``."""
+        every = np.ones(delta.chunk_ids.size, bool)
+        columns = self.chunk_ids.size
+        return dataclasses.replace(
+            self,
+            added=delta.matrix,
+            chunk_ids=np.concatenate([self.chunk_ids, delta.chunk_ids]),
+            embedding_ids=np.concatenate([self.embedding_ids, delta.embedding_ids]),
+            places=np.concatenate([self.places, delta.places]),
+            digests=np.concatenate([self.digests, delta.digests]),
+            start_lines=np.concatenate([self.start_lines, delta.start_lines]),
+            attributes=Attributes.joined(files, [(self.attributes, alive), (delta.attributes, every)]),
+            nan_rows=np.concatenate([self.nan_rows, delta.nan_rows + columns]),
+            null_rows=np.concatenate([self.null_rows, delta.null_rows + columns]),
+            broken_rows=np.concatenate([self.broken_rows, delta.broken_rows + columns]),
+            build_seconds=self.build_seconds + delta.build_seconds,
+        )
 
     def save(self, into: Path) -> None:
         """Write the arrays (``np.save``: memory-mappable) and the rest as JSON into a folder of a snapshot."""
@@ -193,13 +228,45 @@ def build(
 ) -> VectorCache:
     """Read one provider/model's vectors through ``con`` (read-only) into a new cache; ``files`` are
     ``index.file_rows`` of the same connection."""
+    count, low, high = index.vector_extent(con, embedding_set)
+    window = max(256, WINDOW_BYTES // (embedding_set.dims * 4))
+    windows = (index.vector_window(con, embedding_set, start, start + window) for start in range(low, high + 1, window))
+    return _assemble(db_path, embedding_set, files, count, window, windows)
+
+
+def build_of(
+    con: duckdb.DuckDBPyConnection,
+    db_path: Path,
+    embedding_set: index.EmbeddingSet,
+    files: Sequence[FileRow],
+    embedding_ids: np.ndarray,
+) -> VectorCache:
+    """The vectors of these embeddings.id values only: a refresh's delta."""
+    window = max(256, WINDOW_BYTES // (embedding_set.dims * 4))
+    ids = np.sort(embedding_ids)
+    windows = (
+        index.vectors_by_id(con, embedding_set, ids[start : start + window]) for start in range(0, ids.size, window)
+    )
+    return _assemble(db_path, embedding_set, files, ids.size, window, windows)
+
+
+def _assemble(
+    db_path: Path,
+    embedding_set: index.EmbeddingSet,
+    files: Sequence[FileRow],
+    count: int,
+    window: int,
+    windows: Iterable[dict[str, np.ndarray]],
+) -> VectorCache:
     started = time.perf_counter()
     file_ids = np.fromiter((f.file_id for f in files), dtype=np.int64, count=len(files))
     by_id = np.argsort(file_ids)
-    count, low, high = index.vector_extent(con, embedding_set)
     dims = embedding_set.dims
     matrix = np.empty((dims, count), dtype=np.float32)
     chunk_ids = np.empty(count, dtype=np.int64)
+    embedding_ids = np.empty(count, dtype=np.int64)
+    places = np.empty(count, dtype=np.int64)
+    digests = np.empty(count, dtype=np.uint64)
     start_lines = np.empty(count, dtype=np.int64)
     file_codes = np.empty(count, dtype=np.int32)
     type_codes = np.empty(count, dtype=np.int32)
@@ -208,15 +275,16 @@ def build(
     null_rows: list[np.ndarray] = []
     broken_rows: list[np.ndarray] = []
     filled = 0
-    window = max(256, WINDOW_BYTES // (dims * 4))
     rows = np.empty((min(window, count), dims), dtype=np.float32)  # one window's vectors, before they are columns
-    for start in range(low, high + 1, window):
-        columns = index.vector_window(con, embedding_set, start, start + window)
+    for columns in windows:
         n = len(columns["chunk_id"])
         if filled + n > count:
             raise IndexUnreadableError(f"Cannot read the index {db_path}: it changed while its vectors were read.")
         part = slice(filled, filled + n)
         chunk_ids[part] = np.ma.getdata(columns["chunk_id"])
+        embedding_ids[part] = np.ma.getdata(columns["id"])
+        places[part] = np.ma.getdata(columns["place"])
+        digests[part] = np.ma.getdata(columns["digest"])
         lines = columns["start_line"]
         start_lines[part] = np.where(np.ma.getmaskarray(lines), _NULL_LINE, np.ma.getdata(lines).astype(np.int64))
         file_codes[part] = by_id[np.searchsorted(file_ids, np.ma.getdata(columns["file_id"]), sorter=by_id)]
@@ -231,7 +299,7 @@ def build(
         filled += n
     if filled != count:
         raise IndexUnreadableError(f"Cannot read the index {db_path}: it changed while its vectors were read.")
-    arrays = [matrix, chunk_ids, start_lines, file_codes, type_codes]
+    arrays = [matrix, chunk_ids, embedding_ids, places, digests, start_lines, file_codes, type_codes]
     for array in arrays:
         array.flags.writeable = False  # shared by concurrent searches: nothing may change them
     return VectorCache(
@@ -239,6 +307,9 @@ def build(
         embedding_set=embedding_set,
         matrix=matrix,
         chunk_ids=chunk_ids,
+        embedding_ids=embedding_ids,
+        places=places,
+        digests=digests,
         start_lines=start_lines,
         attributes=Attributes.of(files, file_codes, type_codes, tuple(types)),
         nan_rows=_joined(nan_rows),

@@ -219,17 +219,17 @@ def disk_usage(kind: str) -> int:
     return sum(p.stat().st_size for p in root.rglob("*") if p.is_file()) if root.is_dir() else 0
 
 
-def publish(target: Path, write: Callable[[Path], None]) -> bool:
+def publish(target: Path, write: Callable[[Path], None], keep: Path | None = None) -> bool:
     """``write`` into a private folder, then rename it into place (a reader never sees half a folder), and
-    remove the folders of the file's earlier states. A cache that cannot be written only slows the next
-    search: False says so."""
+    remove the folders of the file's earlier states but ``keep`` (the base a delta snapshot joins). A cache that
+    cannot be written only slows the next search: False says so."""
     temporary = target.with_name(f"{target.name}.tmp-{os.getpid()}-{threading.get_ident()}")
     try:
         temporary.mkdir(parents=True)
         write(temporary)
         first = target.name.split("-")[0]
         for earlier in target.parent.glob(f"{first}-*"):
-            if earlier.name != target.name and ".tmp-" not in earlier.name:
+            if earlier.name != target.name and earlier != keep and ".tmp-" not in earlier.name:
                 shutil.rmtree(earlier, ignore_errors=True)
         temporary.rename(target)
     except OSError:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from onetool_code import embeddings, index, lexical, ranking, retrievers, snapshot
+from onetool_code import embeddings, index, lexical, live, ranking, retrievers, snapshot
 from onetool_code.errors import BadInputError, EmbeddingError, MissingKeyError, ModelNotInIndexError
 from onetool_code.hits import Hit
 from onetool_code.request import Request
@@ -73,7 +73,7 @@ def _from_snapshot(settings: Settings, request: Request) -> Ranked:
 
 
 def _search_snapshot(settings: Settings, request: Request) -> Ranked:
-    view = snapshot.view(settings.project_root, settings.db_path)
+    view = live.view(settings.project_root, settings.db_path)
     held = view.snapshot
     semantic, notice = _embedded(settings, request, held.layout, held.language_counts)
     lists = _rank(retrievers.FromSnapshot(held), request, semantic)

@@ -32,6 +32,7 @@ class Attributes:
     lower_paths: tuple[str, ...]  # DuckDB's lower(path), as the SQL filters compare it
     languages: tuple[str | None, ...]
     type_names: tuple[str, ...]
+    alive: np.ndarray | None = None  # bool per chunk, in a snapshot refreshed by a delta (None: every row is)
 
     @classmethod
     def of(
@@ -47,10 +48,35 @@ class Attributes:
             type_names=type_names,
         )
 
+    @classmethod
+    def joined(cls, files: Sequence[FileRow], parts: Sequence[tuple[Attributes, np.ndarray]]) -> Attributes:
+        """Several parts' rows as one, each part with its own numbering of files and types and a mask of its
+        live rows, renumbered into ``files`` (in DuckDB's path order); a row whose file is not there is dead."""
+        position = {f.path: i for i, f in enumerate(files)}
+        types: dict[str, int] = {}
+        file_codes, type_codes, alive = [], [], []
+        for part, live in parts:
+            file_map = np.fromiter((position.get(p, -1) for p in part.paths), np.int32, len(part.paths))
+            type_map = np.fromiter((types.setdefault(t, len(types)) for t in part.type_names), np.int32)
+            codes = file_map[part.file_codes] if file_map.size else np.zeros(0, np.int32)
+            alive.append(live & (codes >= 0))
+            file_codes.append(np.where(codes >= 0, codes, 0).astype(np.int32))
+            type_codes.append(type_map[part.type_codes] if type_map.size else np.zeros(0, np.int32))
+        every = np.concatenate(alive) if alive else np.zeros(0, bool)
+        return cls(
+            file_codes=np.concatenate(file_codes) if file_codes else np.zeros(0, np.int32),
+            type_codes=np.concatenate(type_codes) if type_codes else np.zeros(0, np.int32),
+            paths=tuple(f.path for f in files),
+            lower_paths=tuple(f.lower_path for f in files),
+            languages=tuple(f.language for f in files),
+            type_names=tuple(types),
+            alive=None if every.all() else every,
+        )
+
     def rows(self, filters: Filters) -> np.ndarray | None:
-        """The rows the filters keep (None: all)."""
+        """The live rows the filters keep (None: all)."""
         if not (filters.languages or filters.chunk_types or filters.include or filters.exclude):
-            return None
+            return None if self.alive is None else np.flatnonzero(self.alive)
         keep_file = np.ones(len(self.paths), dtype=bool)
         if filters.languages:
             keep_file &= _each(self.languages, lambda lang: lang in filters.languages)
@@ -61,6 +87,8 @@ class Attributes:
         keep = keep_file[self.file_codes]
         if filters.chunk_types:
             keep &= _each(self.type_names, lambda t: t in filters.chunk_types)[self.type_codes]
+        if self.alive is not None:
+            keep &= self.alive
         return np.flatnonzero(keep)
 
     def save(self, folder: Path) -> None:
@@ -84,7 +112,8 @@ class Attributes:
     @property
     def nbytes(self) -> int:
         strings = (*self.paths, *self.lower_paths, *self.type_names, *(x for x in self.languages if x))
-        return heap(self.file_codes, self.type_codes) + sum(len(s) + 49 for s in strings)
+        arrays = (self.file_codes, self.type_codes, *(() if self.alive is None else (self.alive,)))
+        return heap(*arrays) + sum(len(s) + 49 for s in strings)
 
 
 def _each(values: Sequence[Any], test: Callable[[Any], bool]) -> np.ndarray:

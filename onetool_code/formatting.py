@@ -387,9 +387,15 @@ def _snapshot(held: SnapshotInfo | None) -> str:
         return "off (every search reads the index file)"
     made = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(held.created))
     state = "of an earlier state of the index" if held.notice else "of the index as it is"
+    source = f"a copy of the index (copied in {held.copy_seconds:.2f} s)" if held.copy_seconds else "the index"
+    how = f"{held.delta_chunks:,} chunks read as a delta" if held.delta_chunks else "read whole"
+    refreshing = (
+        f"; a refresh has been running for {_age(max(0.0, time.time() - held.refreshing))}" if held.refreshing else ""
+    )
     return (
-        f"{state}, made {made} ({_age(max(0.0, time.time() - held.created))} ago; the index was held "
-        f"{held.read_seconds:.2f} s to read it); snapshots in {held.cache_dir} hold {_bytes(held.cache_bytes)}"
+        f"{state}, made {made} ({_age(max(0.0, time.time() - held.created))} ago; {how}, {source} held "
+        f"{held.read_seconds:.2f} s to read it){refreshing}; snapshots in {held.cache_dir} hold "
+        f"{_bytes(held.cache_bytes)}"
     )
 
 
@@ -402,6 +408,9 @@ def _snapshot_data(held: SnapshotInfo | None) -> dict[str, Any] | None:
         "created": round(held.created, 3),
         "age_seconds": round(max(0.0, time.time() - held.created)),
         "read_seconds": round(held.read_seconds, 3),
+        "copy_seconds": round(held.copy_seconds, 3),
+        "delta_chunks": held.delta_chunks,
+        "refreshing_seconds": None if held.refreshing is None else round(max(0.0, time.time() - held.refreshing)),
         "folder": str(held.folder),
         "cache_dir": str(held.cache_dir),
         "cache_bytes": held.cache_bytes,

@@ -306,9 +306,49 @@ def file_rows(con: duckdb.DuckDBPyConnection) -> list[FileRow]:
     ]  # fmt: skip
 
 
-def chunk_rows(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
-    """Every chunk whose file row exists as (id, file id, chunk type, symbol, code, start line, end line), by id."""
-    return con.execute(schema.CHUNK_ROWS_SQL).fetchall()
+def chunk_rows(con: duckdb.DuckDBPyConnection, ids: np.ndarray | None = None) -> list[tuple[Any, ...]]:
+    """Every chunk whose file row exists (or those of ``ids``) as (id, file id, chunk type, symbol, code, start
+    line, end line), by id."""
+    if ids is None:
+        return con.execute(schema.CHUNK_ROWS_SQL).fetchall()
+    return con.execute(schema.CHUNK_ROWS_BY_ID_SQL, [ids.tolist()]).fetchall() if ids.size else []
+
+
+def chunk_ids(con: duckdb.DuckDBPyConnection) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(chunk ids ascending, their file ids, digests of their rows) of every chunk whose file row exists: what a
+    refresh compares."""
+    import numpy as np
+
+    columns = con.execute(schema.CHUNK_IDS_SQL).fetchnumpy()
+    return tuple(np.asarray(columns[name], dtype=dtype) for name, dtype in _ID_COLUMNS)  # type: ignore[return-value]
+
+
+_ID_COLUMNS = (("id", "int64"), ("file_id", "int64"), ("digest", "uint64"))
+
+
+def embedding_ids(
+    con: duckdb.DuckDBPyConnection, embedding_set: EmbeddingSet
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(embeddings.id, rowid, chunk id) of every vector of one provider/model the semantic query would rank."""
+    import numpy as np
+
+    sql = schema.EMBEDDING_IDS_SQL.format(table=schema.embedding_table(embedding_set.dims))
+    columns = con.execute(sql, [embedding_set.provider, embedding_set.model]).fetchnumpy()
+    return tuple(np.asarray(columns[name], dtype=np.int64) for name in ("id", "place", "chunk_id"))  # type: ignore[return-value]
+
+
+def embedding_digests(con: duckdb.DuckDBPyConnection, embedding_set: EmbeddingSet, ids: np.ndarray) -> dict[int, int]:
+    """embeddings.id -> digest of its vector, for these ids."""
+    sql = schema.EMBEDDING_DIGESTS_SQL.format(table=schema.embedding_table(embedding_set.dims))
+    return {int(i): int(d) for i, d in con.execute(sql, [ids.tolist()]).fetchall()} if ids.size else {}
+
+
+def vectors_by_id(
+    con: duckdb.DuckDBPyConnection, embedding_set: EmbeddingSet, ids: np.ndarray
+) -> dict[str, np.ndarray]:
+    """The columns of ``vector_window`` for the vectors of these embeddings.id values."""
+    sql = schema.CACHE_VECTORS_BY_ID_SQL.format(table=schema.embedding_table(embedding_set.dims))
+    return con.execute(sql, [ids.tolist()]).fetchnumpy()
 
 
 def vector_extent(con: duckdb.DuckDBPyConnection, embedding_set: EmbeddingSet) -> tuple[int, int, int]:
@@ -322,7 +362,8 @@ def vector_extent(con: duckdb.DuckDBPyConnection, embedding_set: EmbeddingSet) -
 def vector_window(
     con: duckdb.DuckDBPyConnection, embedding_set: EmbeddingSet, start: int, stop: int
 ) -> dict[str, np.ndarray]:
-    """Columns chunk_id, file_id, chunk_type, start_line, embedding of the rows with ``start <= rowid < stop``.
+    """Columns id, place (rowid), digest, chunk_id, file_id, chunk_type, start_line, embedding of the rows with
+    ``start <= rowid < stop``.
 
     As numpy arrays (``embedding`` an object array of float32 rows); masked where the index holds NULL.
     """

@@ -11,6 +11,8 @@ once per state of the index file, from the snapshot's rows, and memory-mapped by
 
 from __future__ import annotations
 
+import functools
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -64,16 +66,57 @@ def query_tokens(query: str) -> list[str]:
 
 
 @dataclass(frozen=True, eq=False)
-class LexicalIndex:
-    """bm25s' score matrix over one index's chunks; document ``i`` is chunk ``chunk_ids[i]``."""
+class Postings:
+    """A delta's documents, token by token: which of them hold it and how often, with every document's length.
+    A few hundred documents: scored here, at query time, with the whole index's statistics."""
 
-    retriever: bm25s.BM25 | None  # None for an index without chunks (bm25s cannot index nothing)
-    chunk_ids: np.ndarray  # int64
-    attributes: Attributes
+    tokens: dict[str, tuple[np.ndarray, np.ndarray]]  # token -> (documents, term frequencies)
+    lengths: np.ndarray  # float64, tokens per document
+
+    @classmethod
+    def of(cls, documents: Sequence[Sequence[str]]) -> Postings:
+        found: dict[str, dict[int, int]] = {}
+        for doc, words in enumerate(documents):
+            for token in words:
+                counts = found.setdefault(token, {})
+                counts[doc] = counts.get(doc, 0) + 1
+        tokens = {
+            t: (np.fromiter(c.keys(), np.int64, len(c)), np.fromiter(c.values(), np.float64, len(c)))
+            for t, c in found.items()
+        }
+        return cls(tokens, np.fromiter((len(d) for d in documents), np.float64, len(documents)))
 
     @property
     def nbytes(self) -> int:
-        own = heap(self.chunk_ids) + self.attributes.nbytes
+        return sum(a.nbytes + b.nbytes + len(t) + 80 for t, (a, b) in self.tokens.items()) + self.lengths.nbytes
+
+
+@dataclass(frozen=True, eq=False)
+class LexicalIndex:
+    """BM25 over one index's chunks: bm25s' score matrix over a snapshot's base (document ``i`` is chunk
+    ``chunk_ids[i]``), and, in a snapshot refreshed by a delta, the base's dead documents (``attributes.alive``)
+    and the delta's documents after them (``added``).
+
+    Scores are the whole index's: each term's idf is taken from the live documents (bm25s' Lucene idf over
+    their count and the term's document frequency), by rescaling the base's precomputed term scores and scoring
+    the delta's with the same formula. One thing is the base's: the average document length its term scores
+    were computed with. A full rebuild's differs by ``drift``, and each score of a base document then differs
+    from a full rebuild's by a relative ``|drift| / (1 - |drift|)`` at most (BM25's length normalisation is
+    ``tf / (tf + k1 (1 - b + b dl / avgdl))``: moving avgdl by a factor ``1 + e`` moves it by less than ``|e|``
+    relative, in either direction); the delta's scores are exact. A refresh whose drift passes ``MAX_DRIFT``
+    rebuilds the whole snapshot instead.
+    """
+
+    retriever: bm25s.BM25 | None  # None for a base without chunks (bm25s cannot index nothing)
+    chunk_ids: np.ndarray  # int64
+    attributes: Attributes
+    lengths: np.ndarray  # the base's document lengths
+    added: Postings | None = None
+
+    @property
+    def nbytes(self) -> int:
+        own = heap(self.chunk_ids, self.lengths) + self.attributes.nbytes
+        own += 0 if self.added is None else self.added.nbytes
         if self.retriever is None:
             return own
         scores = self.retriever.scores
@@ -81,23 +124,67 @@ class LexicalIndex:
         vocabulary = sum(len(token) + 80 for token in self.retriever.vocab_dict)  # str and dict entry
         return own + matrix + vocabulary
 
+    @functools.cached_property
+    def _statistics(self) -> tuple[int, float, float, np.ndarray | None]:
+        """(live documents, their average length, the base's average length, the base's dead documents)."""
+        base = int(self.lengths.size)
+        alive = self.attributes.alive
+        dead = None if alive is None or bool(alive[:base].all()) else ~alive[:base]
+        live_lengths = self.lengths if dead is None else self.lengths[~dead]
+        added = np.zeros(0) if self.added is None else self.added.lengths
+        count = int(live_lengths.size + added.size)
+        average = (float(live_lengths.sum()) + float(added.sum())) / count if count else 1.0
+        return count, average, float(self.lengths.mean()) if base else 1.0, dead
+
+    @property
+    def drift(self) -> float:
+        """The live documents' average length over the one the base's scores were computed with, minus 1."""
+        _, average, base_average, _ = self._statistics
+        return average / base_average - 1.0
+
+    def scores(self, tokens: Sequence[str]) -> np.ndarray:
+        """Every document's BM25 score (float32) for these distinct query tokens."""
+        count, average, _, dead = self._statistics
+        base = int(self.lengths.size)
+        out = np.zeros(self.chunk_ids.size, dtype=np.float32)
+        vocabulary = self.retriever.vocab_dict if self.retriever is not None else {}
+        for token in tokens:
+            column = vocabulary.get(token)
+            held = self.added.tokens.get(token) if self.added is not None else None
+            base_docs = base_values = None
+            base_df = 0
+            if column is not None:
+                assert self.retriever is not None
+                matrix = self.retriever.scores
+                low, high = int(matrix["indptr"][column]), int(matrix["indptr"][column + 1])
+                base_docs, base_values = matrix["indices"][low:high], matrix["data"][low:high]
+                base_df = high - low
+            live_df = base_df - (
+                int(np.count_nonzero(dead[base_docs])) if dead is not None and base_docs is not None else 0
+            )
+            df = live_df + (0 if held is None else int(held[0].size))
+            if df == 0:
+                continue
+            idf = _idf(df, count)
+            if base_docs is not None:
+                out[base_docs] += base_values * np.float32(idf / _idf(base_df, base))
+            if held is not None:
+                assert self.added is not None
+                docs, tf = held
+                norm = K1 * (1 - B + B * self.added.lengths[docs] / average)
+                out[base + docs] += (idf * tf / (tf + norm)).astype(np.float32)
+        return out
+
     def rank(self, token_lists: Sequence[Sequence[str]], filters: Filters, limit: int) -> list[list[tuple[int, float]]]:
         """The best ``limit`` (chunk id, BM25 score) per query, best first; ties by path, then chunk id."""
-        if self.retriever is None:
-            return [[] for _ in token_lists]
         rows = self.attributes.rows(filters)
-        mask = None
-        if rows is not None:
-            mask = np.zeros(self.chunk_ids.size, dtype=np.float32)
-            mask[rows] = 1.0
-        vocabulary = self.retriever.vocab_dict
         ranked = []
         for query in token_lists:
-            ids = [vocabulary[t] for t in query if t in vocabulary]
-            if not ids:
-                ranked.append([])
-                continue
-            scores = self.retriever.get_scores_from_ids(ids, weight_mask=mask)
+            scores = self.scores(query)
+            if rows is not None:
+                kept = np.zeros(scores.size, dtype=bool)
+                kept[rows] = True
+                scores[~kept] = 0.0
             found = np.flatnonzero(scores > 0)
             if found.size > limit:
                 kth = np.partition(scores[found], found.size - limit)[found.size - limit]
@@ -105,6 +192,16 @@ class LexicalIndex:
             order = np.lexsort((self.chunk_ids[found], self.attributes.file_codes[found], -scores[found]))[:limit]
             ranked.append([(int(self.chunk_ids[found[i]]), float(scores[found[i]])) for i in order])
         return ranked
+
+    def joined(self, delta: ChunkRows, attributes: Attributes, chunk_ids: np.ndarray) -> LexicalIndex:
+        """This base with the delta's chunks after it; ``attributes`` and ``chunk_ids``: the joined rows'."""
+        documents, _ = _documents(delta)
+        return LexicalIndex(self.retriever, chunk_ids, attributes, self.lengths, Postings.of(documents))
+
+
+def _idf(df: int, count: int) -> float:
+    """bm25s' Lucene idf, in float64 as bm25s computes it."""
+    return math.log(1 + (count - df + 0.5) / (df + 0.5))
 
 
 def defined_name(symbol: str, chunk_type: str, code: str) -> str:
@@ -117,34 +214,43 @@ def defined_name(symbol: str, chunk_type: str, code: str) -> str:
     return next((group for group in found.groups() if group), "") if found else ""
 
 
-def build(chunks: ChunkRows) -> LexicalIndex:
-    """Tokenise every chunk (each distinct word split once) and index the documents with bm25s."""
-    import bm25s
-
+def _documents(chunks: ChunkRows) -> tuple[list[list[str]], int]:
+    """Every chunk's document (its code's tokens, its defined name's again, its path's), and how many distinct
+    words were split (each once)."""
     path_tokens = [tokens(path) for path in chunks.attributes.paths]
-    vocabulary: dict[str, int] = {}
-    split: dict[str, list[int]] = {}
+    split: dict[str, list[str]] = {}
 
-    def ids(word: str) -> list[int]:
+    def parts(word: str) -> list[str]:
         known = split.get(word)
         if known is None:
-            known = split[word] = [vocabulary.setdefault(t, len(vocabulary)) for t in word_tokens(word)]
+            known = split[word] = word_tokens(word)
         return known
 
     documents = []
     for file_code, (chunk_type, symbol, code) in zip(chunks.attributes.file_codes, chunks.texts(), strict=True):
         words = _WORD.findall(code) + _WORD.findall(defined_name(symbol, chunk_type, code))
-        document = [i for word in words for i in ids(word)]
-        document.extend(vocabulary.setdefault(t, len(vocabulary)) for t in path_tokens[file_code])
-        documents.append(document)
+        documents.append([t for word in words for t in parts(word)] + path_tokens[file_code])
+    return documents, len(split)
+
+
+def build(chunks: ChunkRows) -> LexicalIndex:
+    """Tokenise every chunk and index the documents with bm25s."""
+    import bm25s
+
+    documents, _ = _documents(chunks)
+    vocabulary: dict[str, int] = {}
+    ids = [[vocabulary.setdefault(t, len(vocabulary)) for t in document] for document in documents]
+    lengths = np.fromiter((len(d) for d in documents), np.float64, len(documents))
     retriever = bm25s.BM25(k1=K1, b=B) if documents else None
     if retriever is not None:
-        retriever.index((documents, vocabulary), show_progress=False)
-    return LexicalIndex(retriever, chunks.chunk_ids, chunks.attributes)
+        retriever.index((ids, vocabulary), show_progress=False)
+    return LexicalIndex(retriever, chunks.chunk_ids, chunks.attributes, lengths)
 
 
 def save(lexical: LexicalIndex, into: Path) -> None:
-    """bm25s' own files (memory-mappable arrays and the vocabulary); the ids and attributes are the snapshot's."""
+    """bm25s' own files (memory-mappable arrays and the vocabulary) and the document lengths; the ids and
+    attributes are the snapshot's."""
+    np.save(into / "lengths.npy", lexical.lengths)
     if lexical.retriever is not None:
         lexical.retriever.save(into, show_progress=False)
 
@@ -153,4 +259,4 @@ def load(folder: Path, chunks: ChunkRows) -> LexicalIndex:
     import bm25s
 
     retriever = bm25s.BM25.load(folder, mmap=True, show_progress=False, verbosity=0) if len(chunks) else None
-    return LexicalIndex(retriever, chunks.chunk_ids, chunks.attributes)
+    return LexicalIndex(retriever, chunks.chunk_ids, chunks.attributes, np.load(folder / "lengths.npy", mmap_mode="r"))

@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from onetool_code import derived, index, schema, snapshot
+from onetool_code import derived, index, live, schema
 from onetool_code.errors import IndexLockedError
 from onetool_code.settings import Settings
 
@@ -22,6 +22,9 @@ class SnapshotInfo:
     notice: str | None  # why it is not the file's current state (a writer holds the file); None: it is
     cache_dir: Path  # the folder of every snapshot
     cache_bytes: int  # what every snapshot there holds
+    delta_chunks: int = 0  # chunks read as a delta against the last base (0: read whole)
+    copy_seconds: float = 0.0  # how long copying the file took (0: read in place, no writer held it)
+    refreshing: float | None = None  # when this process's background refresh started, if one is running
 
 
 @dataclass(frozen=True)
@@ -68,19 +71,22 @@ def gather(settings: Settings) -> StatusReport:
         notes.append(f"the index says it was built for {root}, not {settings.project_root}")
     try:
         if settings.cache:
-            view = snapshot.view(settings.project_root, db)
+            view = live.view(settings.project_root, db)
             held = view.snapshot
             info = SnapshotInfo(
                 folder=held.folder,
                 created=held.created,
                 read_seconds=held.read_seconds,
                 notice=view.notice,
-                cache_dir=derived.cache_root() / snapshot.KIND,
-                cache_bytes=derived.disk_usage(snapshot.KIND),
+                cache_dir=derived.cache_root() / live.KIND,
+                cache_bytes=derived.disk_usage(live.KIND),
+                delta_chunks=held.delta_chunks,
+                copy_seconds=held.copy_seconds,
+                refreshing=live.refreshing(db),
             )
             return StatusReport(
                 **base,
-                files=held.files,
+                files=len(held.files),
                 chunks=len(held.chunks),
                 embedding_sets=held.embedding_sets,
                 languages=held.language_counts,

@@ -13,7 +13,7 @@ Rows hold exactly what ``schema.CHUNKS_BY_ID_SQL`` would return (chunks whose fi
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -27,34 +27,86 @@ from onetool_code.hits import FileRow, FileState, Hit
 from onetool_code.schema import Filters
 
 NOT_A_PATTERN = "query is not a valid regular expression (RE2 syntax, no lookaround or backreferences)"
-_ARRAYS = ("chunk_ids", "start_lines", "end_lines", "symbol_ends", "symbols", "code_ends", "code", "order")
+_ARRAYS = ("chunk_ids", "start_lines", "end_lines", "order")
+
+
+@dataclass(frozen=True, eq=False)
+class Texts:
+    """Strings as UTF-8 blobs cut by cumulative ends (string ``i`` of a part is ``blob[ends[i - 1]:ends[i]]``):
+    nothing is decoded until a hit needs it. A snapshot refreshed by a delta has two parts, its base's (mapped)
+    and the delta's."""
+
+    parts: tuple[tuple[np.ndarray, np.ndarray], ...]  # (uint8 blob, int64 ends) per part
+
+    @classmethod
+    def of(cls, texts: Iterable[str]) -> Texts:
+        encoded = [text.encode("utf-8") for text in texts]
+        ends = np.cumsum(np.fromiter((len(e) for e in encoded), np.int64, len(encoded)))
+        return cls(((np.frombuffer(b"".join(encoded), dtype=np.uint8).copy(), ends),))
+
+    def raw(self, i: int) -> bytes:
+        for blob, ends in self.parts:
+            if i < ends.size:
+                return blob[int(ends[i - 1]) if i else 0 : int(ends[i])].tobytes()
+            i -= int(ends.size)
+        raise IndexError(i)
+
+    def __getitem__(self, i: int) -> str:
+        return self.raw(i).decode("utf-8")
+
+    def __add__(self, other: Texts) -> Texts:
+        return Texts(self.parts + other.parts)
+
+    @property
+    def nbytes(self) -> int:
+        return heap(*(array for part in self.parts for array in part))
+
+    def save(self, into: Path, name: str) -> None:
+        (blob, ends), *more = self.parts
+        assert not more, "a snapshot saves one part"
+        np.save(into / f"{name}.npy", blob)
+        np.save(into / f"{name}_ends.npy", ends)
+
+    @classmethod
+    def load(cls, folder: Path, name: str) -> Texts:
+        return cls(
+            ((np.load(folder / f"{name}.npy", mmap_mode="r"), np.load(folder / f"{name}_ends.npy", mmap_mode="r")),)
+        )
 
 
 @dataclass(frozen=True, eq=False)
 class ChunkRows:
-    """Entry ``i`` of every per-chunk array (and of ``attributes``) is the chunk with the ``i``-th smallest id."""
+    """Entry ``i`` of every per-chunk array (and of ``attributes``) is one chunk; in a snapshot read whole, the
+    chunk with the ``i``-th smallest id. A snapshot refreshed by a delta joins its base's rows (the dead ones
+    marked in ``attributes.alive``) and the delta's (``joined``); ``by_id`` then finds live rows by id."""
 
-    chunk_ids: np.ndarray  # int64, ascending
+    chunk_ids: np.ndarray  # int64, ascending in each part
     attributes: Attributes
     start_lines: np.ndarray  # int64, 0 where the index holds NULL
     end_lines: np.ndarray  # int64, 0 where the index holds NULL
-    symbol_ends: np.ndarray  # int64: symbol i is symbols[symbol_ends[i - 1]:symbol_ends[i]] (UTF-8)
-    symbols: np.ndarray  # uint8
-    code_ends: np.ndarray  # int64, as symbol_ends
-    code: np.ndarray  # uint8
+    symbols: Texts
+    code: Texts
     order: np.ndarray  # int64: the rows in TIE_BREAK order (path, start line with NULL last, chunk id)
     file_states: tuple[FileState, ...]
+    by_id: np.ndarray | None = None  # the live rows in chunk id order, when the ids are not one ascending run
 
     @property
     def nbytes(self) -> int:
-        return heap(*(getattr(self, name) for name in _ARRAYS)) + self.attributes.nbytes
+        arrays = [getattr(self, name) for name in _ARRAYS] + ([] if self.by_id is None else [self.by_id])
+        return heap(*arrays) + self.symbols.nbytes + self.code.nbytes + self.attributes.nbytes
 
     def __len__(self) -> int:
-        return int(self.chunk_ids.size)
+        """Live chunks."""
+        alive = self.attributes.alive
+        return int(self.chunk_ids.size if alive is None else np.count_nonzero(alive))
 
     def hits(self, ranked: Sequence[tuple[int, float]]) -> list[Hit]:
-        """(chunk id, score) pairs as hits, in the order given; every id must be a row of this snapshot."""
-        positions = np.searchsorted(self.chunk_ids, np.fromiter((c for c, _ in ranked), np.int64, len(ranked)))
+        """(chunk id, score) pairs as hits, in the order given; every id must be a live row of this snapshot."""
+        wanted = np.fromiter((c for c, _ in ranked), np.int64, len(ranked))
+        if self.by_id is None:
+            positions = np.searchsorted(self.chunk_ids, wanted)
+        else:
+            positions = self.by_id[np.searchsorted(self.chunk_ids[self.by_id], wanted)]
         return [self._hit(int(i), score) for i, (_, score) in zip(positions, ranked, strict=True)]
 
     def regex(self, pattern: str, filters: Filters, limit: int) -> list[Hit]:
@@ -66,18 +118,16 @@ class ChunkRows:
         except re2.error as exc:
             raise BadInputError(f"{NOT_A_PATTERN}: {exc}") from exc
         kept = self.attributes.rows(filters)
-        allowed = None if kept is None else np.zeros(len(self), dtype=bool)
+        allowed = None if kept is None else np.zeros(self.chunk_ids.size, dtype=bool)
         if allowed is not None:
             allowed[kept] = True
         found: list[Hit] = []
-        code, ends = self.code, self.code_ends
         for row in self.order:
             if len(found) >= limit:
                 break
             if allowed is not None and not allowed[row]:
                 continue
-            start = int(ends[row - 1]) if row else 0
-            if compiled.search(code[start : int(ends[row])].tobytes()):
+            if compiled.search(self.code.raw(int(row))):
                 found.append(self._hit(int(row), 1.0))
         return found
 
@@ -90,8 +140,8 @@ class ChunkRows:
             file_path=self.attributes.paths[file_code],
             language=language or "unknown",
             chunk_type=self.attributes.type_names[int(self.attributes.type_codes[i])] or "unknown",
-            symbol=_text(self.symbols, self.symbol_ends, i),
-            code=_text(self.code, self.code_ends, i),
+            symbol=self.symbols[i],
+            code=self.code[i],
             start_line=start or 1,
             end_line=end or start or 1,
             score=score,
@@ -101,14 +151,32 @@ class ChunkRows:
     def texts(self) -> list[tuple[str, str, str]]:
         """Every row's (chunk type, symbol, code): what the lexical index reads."""
         names = self.attributes.type_names
-        return [
-            (names[int(t)], _text(self.symbols, self.symbol_ends, i), _text(self.code, self.code_ends, i))
-            for i, t in enumerate(self.attributes.type_codes)
-        ]
+        return [(names[int(t)], self.symbols[i], self.code[i]) for i, t in enumerate(self.attributes.type_codes)]
+
+    def joined(self, alive: np.ndarray, delta: ChunkRows, files: Sequence[FileRow]) -> ChunkRows:
+        """These rows (``alive``: which of them are still in the index) and the delta's, numbered in ``files``,
+        the index's file rows now (in path order)."""
+        attributes = Attributes.joined(files, [(self.attributes, alive), (delta.attributes, np.ones(len(delta), bool))])
+        chunk_ids = np.concatenate([self.chunk_ids, delta.chunk_ids])
+        start_lines = np.concatenate([self.start_lines, delta.start_lines])
+        live = np.flatnonzero(attributes.alive) if attributes.alive is not None else np.arange(chunk_ids.size)
+        return ChunkRows(
+            chunk_ids=chunk_ids,
+            attributes=attributes,
+            start_lines=start_lines,
+            end_lines=np.concatenate([self.end_lines, delta.end_lines]),
+            symbols=self.symbols + delta.symbols,
+            code=self.code + delta.code,
+            order=_tie_break(chunk_ids, start_lines, attributes.file_codes),
+            file_states=tuple(f.state for f in files),
+            by_id=live[np.argsort(chunk_ids[live], kind="stable")],
+        )
 
     def save(self, into: Path) -> None:
         for name in _ARRAYS:
             np.save(into / f"{name}.npy", getattr(self, name))
+        self.symbols.save(into, "symbols")
+        self.code.save(into, "code")
         self.attributes.save(into)
         (into / "file_states.json").write_text(json.dumps([asdict(s) for s in self.file_states]), encoding="utf-8")
 
@@ -118,13 +186,16 @@ class ChunkRows:
         return cls(
             attributes=Attributes.load(folder),
             file_states=tuple(FileState(**s) for s in states),
+            symbols=Texts.load(folder, "symbols"),
+            code=Texts.load(folder, "code"),
             **{name: np.load(folder / f"{name}.npy", mmap_mode="r") for name in _ARRAYS},
         )
 
 
-def _text(blob: np.ndarray, ends: np.ndarray, i: int) -> str:
-    start = int(ends[i - 1]) if i else 0
-    return blob[start : int(ends[i])].tobytes().decode("utf-8")
+def _tie_break(chunk_ids: np.ndarray, start_lines: np.ndarray, file_codes: np.ndarray) -> np.ndarray:
+    # DuckDB sorts NULL start lines last; 0 stands for NULL here, so it sorts as the largest line.
+    null_last = np.where(start_lines == 0, np.iinfo(np.int64).max, start_lines)
+    return np.lexsort((chunk_ids, null_last, file_codes)).astype(np.int64)
 
 
 def build(files: Sequence[FileRow], chunks: Sequence[tuple[Any, ...]]) -> ChunkRows:
@@ -136,34 +207,22 @@ def build(files: Sequence[FileRow], chunks: Sequence[tuple[Any, ...]]) -> ChunkR
     file_codes = np.fromiter((position[row[1]] for row in chunks), np.int32, n)
     type_codes = np.fromiter((types.setdefault(row[2] or "", len(types)) for row in chunks), np.int32, n)
     start_lines = np.fromiter((row[5] or 0 for row in chunks), np.int64, n)
-    symbols, symbol_ends = _blob(row[3] or "" for row in chunks)
-    code, code_ends = _blob(row[4] or "" for row in chunks)
-    # DuckDB sorts NULL start lines last; 0 stands for NULL here, so it sorts as the largest line.
-    null_last = np.where(start_lines == 0, np.iinfo(np.int64).max, start_lines)
     chunk_ids = np.fromiter((row[0] for row in chunks), np.int64, n)
     arrays = {
         "chunk_ids": chunk_ids,
         "start_lines": start_lines,
         "end_lines": np.fromiter((row[6] or 0 for row in chunks), np.int64, n),
-        "symbol_ends": symbol_ends,
-        "symbols": symbols,
-        "code_ends": code_ends,
-        "code": code,
-        "order": np.lexsort((chunk_ids, null_last, file_codes)).astype(np.int64),
+        "order": _tie_break(chunk_ids, start_lines, file_codes),
     }
     for array in arrays.values():
         array.flags.writeable = False
     return ChunkRows(
         attributes=Attributes.of(files, file_codes, type_codes, tuple(types)),
         file_states=tuple(f.state for f in files),
+        symbols=Texts.of(row[3] or "" for row in chunks),
+        code=Texts.of(row[4] or "" for row in chunks),
         **arrays,
     )
-
-
-def _blob(texts: Any) -> tuple[np.ndarray, np.ndarray]:
-    encoded = [text.encode("utf-8") for text in texts]
-    ends = np.cumsum(np.fromiter((len(e) for e in encoded), np.int64, len(encoded)))
-    return np.frombuffer(b"".join(encoded), dtype=np.uint8).copy(), ends
 
 
 def language_counts(files: Sequence[FileRow]) -> tuple[tuple[str, int, int], ...]:

@@ -1,45 +1,51 @@
-"""Snapshots: everything a search needs from an index file, read once per state of the file and kept outside
-the project, so that searches never hold the file ChunkHound writes.
+"""Snapshots: everything a search needs from one state of an index file, kept outside the project, so that
+searches never hold the file ChunkHound writes (``live.py`` decides when and from where a state is read).
 
-The trap: DuckDB lets no writer in while any reader has the file open, and ChunkHound fails its run (losing the
-new files) when it finds one. Several agents searching keep a reader there almost always. So a search reads a
-snapshot (``.npy`` files every process maps, in the user's cache directory) and never opens the index file:
+A state is read whole (a base: rows, every vector set, the lexical index), or, when a base of the same file is at
+hand, as its difference from that base: the chunk ids and ``files`` rows of the state (small), then only the rows
+and vectors the base does not hold. ChunkHound replaces a changed file's chunks and vectors with new ids and
+rewrites its ``files`` row, and leaves every other file's ids alone, so a one-file change costs about what the
+file costs. A delta snapshot is its base (mapped) with the base's dead rows masked, plus the delta's rows and
+vectors after them; answers equal a full read's (semantic exactly; lexical within the bound ``lexical.py``
+states). Deltas are always taken against the base, not chained: when one grows past ``MAX_DELTA_SHARE`` of the
+base, or the lexical drift past ``MAX_DRIFT``, the state is read whole and becomes the new base.
 
-- one folder per state of the file (``derived.Signature``); a search of a state already read opens nothing;
-- a changed file is read again once for the machine (a lock in the cache directory; racing processes wait and
-  map what the first one wrote), only when no process holds it read-write and it has been quiet for
-  ``QUIET_SECONDS`` (ChunkHound may close and reopen the file between phases of one run), and it is held only
-  while its rows and vectors are read: the lexical index is derived after it is closed;
-- while a writer holds the file, searches answer from the last snapshot and say so (which process, how old).
-
-With snapshots off (the ``cache`` setting), searches read the index file as ChunkHound's own tools do.
+On disk: one folder per state, ``snapshot.json`` written last (a folder without it is torn). A base holds
+``rows/``, ``lexical/``, ``vectors-<i>/`` and ``files.json``; a delta names its base and holds ``files.json``,
+``rows/`` (the delta's chunks), ``alive.npy`` (the base's live rows), and per vector set ``vectors-<i>/``
+(the delta's vectors and the base's live ones).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import json
-import shutil
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
 
 from onetool_code import cache, index, lexical, rows
-from onetool_code.derived import STORE, Key, Signature, cache_root, folder, machine_lock, publish
-from onetool_code.errors import IndexLockedError, IndexUnreadableError
-from onetool_code.spans import note
+from onetool_code.derived import Signature
+from onetool_code.errors import IndexUnreadableError
+from onetool_code.hits import FileRow, FileState
 
-FORMAT = 1  # bump when what a snapshot folder holds changes
-KIND = "snapshot"
-# How long the index file must be unchanged (and its WAL too) before it is read: longer than ChunkHound's pause
-# between closing the file and opening it again within one run.
-QUIET_SECONDS = 2.0
-# How long a search waits for a file that keeps changing with no writer holding it (a copy in progress) before
-# reading it anyway.
-PATIENCE_SECONDS = 30.0
-# Folders earlier versions of onetool-code wrote to the cache directory.
-_RETIRED = ("vectors", "lexical")
+if TYPE_CHECKING:
+    import duckdb
+
+FORMAT = 2  # bump when what a snapshot folder holds changes
+# A delta larger than this share of its base's chunks (and than MIN_DELTA_CHUNKS) is read whole instead: the
+# base's dead rows cost every search a little, and the delta is read again at each refresh.
+MAX_DELTA_SHARE = 0.05
+MIN_DELTA_CHUNKS = 2000
+MAX_DRIFT = 0.01  # the lexical scores' bound (``lexical.LexicalIndex``): 1%
+
+Report = Callable[[str, int, int], None]  # (what is being read, done, total): progress for a person watching
 
 
 class Superseded(IndexUnreadableError):
@@ -55,10 +61,15 @@ class Snapshot:
     signature: Signature
     created: float  # when it was read, seconds since the epoch
     language_counts: tuple[tuple[str, int, int], ...]
+    files: tuple[FileRow, ...]  # the index's file rows, in path order
     chunks: rows.ChunkRows
     vectors: dict[index.EmbeddingSet, cache.VectorCache]  # in the layout's order
-    read_seconds: float = 0.0  # how long the index file was held open to make it
+    read_seconds: float = 0.0  # how long the index file (or its private copy) was held open to make it
+    copy_seconds: float = 0.0  # how long copying the file took, when a writer held it
     built_lexical: lexical.LexicalIndex | None = None  # when it was built here and could not be published
+    base: Snapshot | None = None  # the base a delta snapshot joins
+    delta: rows.ChunkRows | None = None  # a delta snapshot's own chunks
+    digests: np.ndarray | None = None  # a base's: each chunk row's digest (``index.chunk_ids``), in row order
 
     @functools.cached_property
     def lexical_index(self) -> lexical.LexicalIndex:
@@ -67,6 +78,8 @@ class Snapshot:
         snapshot is loaded, and a mapping outlives the file's removal; this load does not."""
         if self.built_lexical is not None:
             return self.built_lexical
+        if self.base is not None and self.delta is not None:
+            return self.base.lexical_index.joined(self.delta, self.chunks.attributes, self.chunks.chunk_ids)
         try:
             return lexical.load(self.folder / "lexical", self.chunks)
         except OSError as exc:
@@ -84,12 +97,12 @@ class Snapshot:
         return tuple(self.vectors)
 
     @property
-    def files(self) -> int:
-        return len(self.chunks.attributes.paths)
-
-    @property
     def layout(self) -> index.Layout:
         return index.Layout(self.db_path, self.embedding_sets)
+
+    @property
+    def delta_chunks(self) -> int:
+        return 0 if self.delta is None else len(self.delta)
 
     def save(self, into: Path) -> None:
         meta = {
@@ -97,166 +110,226 @@ class Snapshot:
             "signature": asdict(self.signature),
             "created": self.created,
             "read_seconds": self.read_seconds,
+            "copy_seconds": self.copy_seconds,
             "embedding_sets": [asdict(s) for s in self.embedding_sets],
             "language_counts": self.language_counts,
+            "base": None if self.base is None else self.base.folder.name,
         }
-        for name in ("rows", "lexical", *(f"vectors-{i}" for i in range(len(self.embedding_sets)))):
-            (into / name).mkdir()
-        self.chunks.save(into / "rows")
-        lexical.save(self.lexical_index, into / "lexical")
-        for i, embedding_set in enumerate(self.embedding_sets):
-            self.vectors[embedding_set].save(into / f"vectors-{i}")
+        (into / "files.json").write_text(json.dumps([asdict(f) for f in self.files]), encoding="utf-8")
+        (into / "rows").mkdir()
+        if self.base is None:
+            assert self.digests is not None
+            np.save(into / "digests.npy", self.digests)
+            self.chunks.save(into / "rows")
+            (into / "lexical").mkdir()
+            lexical.save(self.lexical_index, into / "lexical")
+            for i, embedding_set in enumerate(self.embedding_sets):
+                (into / f"vectors-{i}").mkdir()
+                self.vectors[embedding_set].save(into / f"vectors-{i}")
+        else:
+            assert self.delta is not None
+            self.delta.save(into / "rows")
+            np.save(into / "alive.npy", _alive(self.chunks.attributes.alive, len(self.base.chunks.chunk_ids)))
+            for i, embedding_set in enumerate(self.embedding_sets):
+                joined = self.vectors[embedding_set]
+                base = self.base.vectors[_same(self.base.embedding_sets, embedding_set)]
+                columns = base.chunk_ids.size
+                (into / f"vectors-{i}").mkdir()
+                np.save(into / f"vectors-{i}" / "alive.npy", _alive(joined.attributes.alive, columns))
+                assert joined.added is not None
+                _delta_vectors(joined, columns).save(into / f"vectors-{i}")
         (into / "snapshot.json").write_text(json.dumps(meta), encoding="utf-8")  # last: a folder without it is torn
 
 
-@dataclass(frozen=True)
-class View:
-    """The snapshot a search answers from, and a one-line notice when it is not the file's current state."""
-
-    snapshot: Snapshot
-    notice: str | None = None
+def _alive(alive: np.ndarray | None, count: int) -> np.ndarray:
+    return np.ones(count, bool) if alive is None else np.asarray(alive[:count])
 
 
-def view(project_root: Path, db_path: Path) -> View:
-    """The snapshot of the file's current state (mapped, read now, or waited for), or the last one with a notice
-    while a writer holds the file; the "in use" error when there is none."""
-    index.check_file(project_root, db_path)
-    key = Key(KIND, str(db_path))
-    current = _current(key, db_path)
-    if current is not None:
-        return View(current)
-    with machine_lock(key):
-        deadline = time.monotonic() + PATIENCE_SECONDS
-        while True:
-            current = _current(key, db_path)
-            if current is not None:
-                return View(current)
-            holder = index.writer(db_path)
-            if holder is None:
-                settle = Signature.of(db_path).changed + QUIET_SECONDS - time.time()
-                if settle > 0 and time.monotonic() < deadline:
-                    time.sleep(min(settle, 0.2))  # look again soon: a writer may take the file meanwhile
-                    continue
-                try:
-                    return View(_read(project_root, db_path, key))
-                except IndexLockedError:
-                    holder = index.writer(db_path)
-                    if holder is None:
-                        raise
-            last = _last(key, db_path)
-            if last is None:
-                raise index.locked(db_path, str(holder), _process_name(holder))
-            return View(last, _stale_notice(holder, last))
+def _delta_vectors(joined: cache.VectorCache, columns: int) -> cache.VectorCache:
+    """The delta's own vectors out of a joined cache (the rows after the base's ``columns``)."""
+    assert joined.added is not None
+    part = slice(columns, None)
+    files_of = joined.attributes
+    return dataclasses.replace(
+        joined,
+        matrix=joined.added,
+        added=None,
+        chunk_ids=joined.chunk_ids[part],
+        embedding_ids=joined.embedding_ids[part],
+        start_lines=joined.start_lines[part],
+        attributes=dataclasses.replace(
+            files_of, file_codes=files_of.file_codes[part], type_codes=files_of.type_codes[part], alive=None
+        ),
+        nan_rows=joined.nan_rows[joined.nan_rows >= columns] - columns,
+        null_rows=joined.null_rows[joined.null_rows >= columns] - columns,
+        broken_rows=joined.broken_rows[joined.broken_rows >= columns] - columns,
+    )
 
 
-def _current(key: Key, db_path: Path) -> Snapshot | None:
-    """The snapshot of the file's state now: held by this process, or mapped from the cache directory."""
-    signature = Signature.of(db_path)
-    held = STORE.fresh(key, signature)
-    if held is not None:
-        return held
-    loaded = _load(folder(key, signature, FORMAT), db_path)
-    if loaded is not None:
-        STORE.put(key, signature, loaded)
-    return loaded
-
-
-def _last(key: Key, db_path: Path) -> Snapshot | None:
-    """The newest snapshot of any earlier state of the file: held by this process, or on disk."""
-    held = [snapshot for snapshot, _ in STORE.entries(KIND, db_path)]
-    known = {snapshot.folder for snapshot in held}
-    target = folder(key, Signature.of(db_path), FORMAT)
-    on_disk = target.parent.glob(f"{target.name.split('-')[0]}-*")
-    found = [_load(f, db_path) for f in on_disk if ".tmp-" not in f.name and f not in known]
-    candidates = held + [s for s in found if s is not None]
-    return max(candidates, key=lambda s: s.created) if candidates else None
-
-
-def _read(project_root: Path, db_path: Path, key: Key) -> Snapshot:
-    """Read the file once (held only while its rows and vectors are read), derive the rest, publish it."""
+def read_whole(
+    con: duckdb.DuckDBPyConnection, db_path: Path, signature: Signature, target: Path, report: Report
+) -> Callable[[], Snapshot]:
+    """Every row and vector of the state ``con`` reads; returns the step that makes the snapshot of them, to run
+    once ``con`` is closed (it derives the lexical index, the long part, without holding the file)."""
     started = time.perf_counter()
-    with index.connect(project_root, db_path) as con:
-        signature = Signature.of(db_path)  # the connection's lock keeps writers out: this is the state read
-        layout = index.layout(con, db_path)
-        files = index.file_rows(con)
-        chunk_rows = index.chunk_rows(con)
-        vectors = {s: cache.build(con, db_path, s, files) for s in layout.embedding_sets}
+    layout = index.layout(con, db_path)
+    files = index.file_rows(con)
+    total = sum(f.chunks for f in files)
+    report("chunks", 0, total)
+    chunk_rows = index.chunk_rows(con)
+    _, _, digests = index.chunk_ids(con)
+    vectors = {}
+    for embedding_set in layout.embedding_sets:
+        report(f"vectors of {embedding_set.model}", 0, embedding_set.count)
+        vectors[embedding_set] = cache.build(con, db_path, embedding_set, files)
     held = time.perf_counter() - started
-    chunks = rows.build(files, chunk_rows)
-    del chunk_rows
-    target = folder(key, signature, FORMAT)
+
+    def finish() -> Snapshot:
+        report("lexical index", 0, total)
+        chunks = rows.build(files, chunk_rows)
+        return Snapshot(
+            db_path=db_path,
+            folder=target,
+            signature=signature,
+            created=time.time(),
+            language_counts=rows.language_counts(files),
+            files=tuple(files),
+            chunks=chunks,
+            vectors=vectors,
+            read_seconds=held,
+            built_lexical=lexical.build(chunks),
+            digests=digests,
+        )
+
+    return finish
+
+
+def read_delta(
+    con: duckdb.DuckDBPyConnection, db_path: Path, signature: Signature, target: Path, base: Snapshot
+) -> Snapshot | None:
+    """The state ``con`` reads, as its difference from ``base`` (a base snapshot of the same file); None when it
+    is better read whole (another set of vector sets, a delta too large, the lexical drift past its bound)."""
+    assert base.base is None
+    started = time.perf_counter()
+    layout = index.layout(con, db_path)
+    kinds = {(s.provider, s.model, s.dims) for s in layout.embedding_sets}
+    if kinds != {(s.provider, s.model, s.dims) for s in base.embedding_sets}:
+        return None
+    files = index.file_rows(con)
+    ids, file_ids, digests = index.chunk_ids(con)
+    alive = _live_rows(base, files, ids, file_ids, digests)
+    added = np.setdiff1d(ids, base.chunks.chunk_ids[alive], assume_unique=True)
+    if added.size > max(MIN_DELTA_CHUNKS, MAX_DELTA_SHARE * len(base.chunks)):
+        return None
+    delta = rows.build(files, index.chunk_rows(con, added))
+    live_chunks = base.chunks.chunk_ids[alive]
+    vectors = {}
+    for embedding_set in layout.embedding_sets:
+        held = base.vectors[_same(base.embedding_sets, embedding_set)]
+        live = _live_vectors(con, held, embedding_set) & np.isin(held.chunk_ids, live_chunks)
+        new = np.setdiff1d(index.embedding_ids(con, embedding_set)[0], held.embedding_ids[live], assume_unique=True)
+        vectors[embedding_set] = held.joined(live, cache.build_of(con, db_path, embedding_set, files, new), files)
+    chunks = base.chunks.joined(alive, delta, files)
     made = Snapshot(
         db_path=db_path,
         folder=target,
         signature=signature,
         created=time.time(),
         language_counts=rows.language_counts(files),
+        files=tuple(files),
         chunks=chunks,
         vectors=vectors,
-        read_seconds=held,
-        built_lexical=lexical.build(chunks),
+        read_seconds=time.perf_counter() - started,
+        base=base,
+        delta=delta,
     )
-    if publish(target, made.save):
-        made = _load(target, db_path) or made  # mapped: the pages are shared, the heap copies go
-    _prune()
-    STORE.put(key, signature, made)
-    STORE.builds += 1
-    note(f"snapshot of {db_path} made: the file held {held:.2f} s, {time.perf_counter() - started:.2f} s in all")
-    return made
+    return made if abs(made.lexical_index.drift) <= MAX_DRIFT else None
 
 
-def _load(target: Path, db_path: Path) -> Snapshot | None:
-    """A published snapshot, its arrays memory-mapped; None when there is none (or it is torn or foreign)."""
+def _live_vectors(
+    con: duckdb.DuckDBPyConnection, held: cache.VectorCache, embedding_set: index.EmbeddingSet
+) -> np.ndarray:
+    """Which of the base's vectors the state still holds unchanged: the same id at the same rowid, or, for a row
+    DuckDB moved (an update moves it; so does a compaction), the same digest."""
+    ids, places, _ = index.embedding_ids(con, embedding_set)
+    by_id = np.argsort(ids)
+    where = by_id[np.clip(np.searchsorted(ids, held.embedding_ids, sorter=by_id), 0, max(ids.size - 1, 0))]
+    present = (ids[where] == held.embedding_ids) if ids.size else np.zeros(held.embedding_ids.size, bool)
+    still = present & (places[where] == held.places) if ids.size else present
+    moved = np.flatnonzero(present & ~still)
+    if moved.size:
+        digests = index.embedding_digests(con, embedding_set, held.embedding_ids[moved])
+        same = np.fromiter(
+            (
+                digests.get(int(i)) == int(d)
+                for i, d in zip(held.embedding_ids[moved], held.digests[moved], strict=True)
+            ),
+            bool,
+            moved.size,
+        )
+        still[moved[same]] = True
+    return still
+
+
+def _same(sets: Sequence[index.EmbeddingSet], wanted: index.EmbeddingSet) -> index.EmbeddingSet:
+    return next(s for s in sets if (s.provider, s.model, s.dims) == (wanted.provider, wanted.model, wanted.dims))
+
+
+def _live_rows(
+    base: Snapshot, files: Sequence[FileRow], ids: np.ndarray, file_ids: np.ndarray, digests: np.ndarray
+) -> np.ndarray:
+    """Which of the base's chunk rows the state still holds as they were: the chunk id is there, in the same
+    file, with the same digest, and that file's row is unchanged (ChunkHound rewrites a changed file's row and
+    its chunks)."""
+    now = {f.path: (f.file_id, f.language, f.state) for f in files}
+    base_file_ids = np.fromiter((f.file_id for f in base.files), np.int64, len(base.files))
+    kept = np.fromiter((now.get(f.path) == (f.file_id, f.language, f.state) for f in base.files), bool, len(base.files))
+    codes = np.asarray(base.chunks.attributes.file_codes)
+    row_files = base_file_ids[codes] if codes.size else np.zeros(0, np.int64)
+    chunk_ids = np.asarray(base.chunks.chunk_ids)
+    where = np.clip(np.searchsorted(ids, chunk_ids), 0, max(ids.size - 1, 0))
+    present = (ids[where] == chunk_ids) if ids.size else np.zeros(chunk_ids.size, bool)
+    assert base.digests is not None
+    same_file = present & (file_ids[where] == row_files) & (digests[where] == base.digests) if ids.size else present
+    return same_file & (kept[codes] if codes.size else np.zeros(0, bool))
+
+
+def load(target: Path, db_path: Path, bases: Callable[[Path], Snapshot | None]) -> Snapshot | None:
+    """A published snapshot, its arrays memory-mapped; None when there is none (or it is torn or foreign).
+    ``bases`` finds a delta's base by its folder."""
     with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
         meta = json.loads((target / "snapshot.json").read_text(encoding="utf-8"))
         if meta["db_path"] != str(db_path):
             return None
-        chunks = rows.ChunkRows.load(target / "rows")
-        sets = tuple(index.EmbeddingSet(**s) for s in meta["embedding_sets"])
-        return Snapshot(
-            db_path=db_path,
-            folder=target,
-            signature=Signature(**{k: tuple(v) if k == "wal" and v else v for k, v in meta["signature"].items()}),
-            created=float(meta["created"]),
-            language_counts=tuple(tuple(c) for c in meta["language_counts"]),  # type: ignore[misc]
-            chunks=chunks,
-            vectors={s: cache.load(target / f"vectors-{i}", db_path) for i, s in enumerate(sets)},
-            read_seconds=float(meta["read_seconds"]),
+        files = tuple(
+            FileRow(**{**f, "state": FileState(**f["state"])})
+            for f in json.loads((target / "files.json").read_text(encoding="utf-8"))
         )
+        sets = tuple(index.EmbeddingSet(**s) for s in meta["embedding_sets"])
+        fields = {
+            "db_path": db_path,
+            "folder": target,
+            "signature": Signature(**{k: tuple(v) if k == "wal" and v else v for k, v in meta["signature"].items()}),
+            "created": float(meta["created"]),
+            "language_counts": tuple(tuple(c) for c in meta["language_counts"]),
+            "files": files,
+            "read_seconds": float(meta["read_seconds"]),
+            "copy_seconds": float(meta["copy_seconds"]),
+        }
+        chunks = rows.ChunkRows.load(target / "rows")
+        if meta["base"] is None:
+            vectors = {s: cache.load(target / f"vectors-{i}", db_path) for i, s in enumerate(sets)}
+            digests = np.load(target / "digests.npy", mmap_mode="r")
+            return Snapshot(chunks=chunks, vectors=vectors, digests=digests, **fields)  # type: ignore[arg-type]
+        base = bases(target.with_name(meta["base"]))
+        if base is None:
+            return None
+        alive = np.load(target / "alive.npy")
+        vectors = {}
+        for i, s in enumerate(sets):
+            held = base.vectors[_same(base.embedding_sets, s)]
+            live = np.load(target / f"vectors-{i}" / "alive.npy")
+            vectors[s] = held.joined(live, cache.load(target / f"vectors-{i}", db_path), files)
+        joined = base.chunks.joined(alive, chunks, files)
+        return Snapshot(chunks=joined, vectors=vectors, base=base, delta=chunks, **fields)  # type: ignore[arg-type]
     return None
-
-
-def _prune() -> None:
-    """Remove the snapshots of index files that no longer exist, and what earlier versions left behind."""
-    root = cache_root()
-    for retired in _RETIRED:
-        shutil.rmtree(root / retired, ignore_errors=True)
-    for meta in (root / KIND).glob("*/snapshot.json"):
-        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
-            if not Path(json.loads(meta.read_text(encoding="utf-8"))["db_path"]).exists():
-                shutil.rmtree(meta.parent, ignore_errors=True)
-
-
-def _process_name(pid: int | None) -> str:
-    """The writer's program name (``/proc/PID/comm``), when the system says it."""
-    try:
-        return Path(f"/proc/{pid}/comm").read_text(encoding="utf-8").strip()
-    except OSError:
-        return ""
-
-
-def _stale_notice(pid: int | None, last: Snapshot) -> str:
-    name = _process_name(pid)
-    who = "ChunkHound" if "chunkhound" in name.lower() else (name or "another process")
-    return (
-        f"the index is being updated by {who} (PID {pid}); this answer is from the snapshot of "
-        f"{time.strftime('%H:%M:%S', time.localtime(last.created))} ({_age(time.time() - last.created)} old)"
-    )
-
-
-def _age(seconds: float) -> str:
-    """``12 s``, ``4 min``, ``3 h``, ``2 days``."""
-    for unit, size in (("days", 86400), ("h", 3600), ("min", 60)):
-        if seconds >= 2 * size:
-            return f"{seconds / size:.0f} {unit}"
-    return f"{seconds:.0f} s"

@@ -119,7 +119,7 @@ def build_index(root: Path, base_url: str | None, *, embeddings: bool = True) ->
 
 def settled(db: Path) -> Path:
     """The index as if written a minute ago: a snapshot reads a file only once it has been quiet for a moment
-    (``snapshot.QUIET_SECONDS``), and a test of something else need not wait for that."""
+    (``live.QUIET_SECONDS``), and a test of something else need not wait for that."""
     then = time.time() - 60
     os.utime(db, (then, then))
     return db

@@ -14,14 +14,14 @@ PACKAGE = Path(onetool_code.__file__).parent
 # from the pack's docstrings; the CLI starts it.
 LEVELS = {
     "errors": 0, "hits": 0, "schema": 0, "parameters": 0,
-    "spans": 1,
+    "spans": 1, "progress": 1,
     "settings": 2, "derived": 2,
     "index": 3, "embeddings": 3, "filtering": 3, "matching": 3, "ranking": 3, "definitions": 3, "source": 3, "request": 3,
-    "names": 3,
+    "names": 3, "private_copy": 3,
     "cache": 4, "indexer": 4, "rows": 4, "placement": 4,
     "lexical": 5,
     "snapshot": 6,
-    "retrievers": 7,
+    "live": 7, "retrievers": 7,
     "engine": 8, "report": 8,
     "shaping": 9,
     "formatting": 10,

@@ -3,6 +3,7 @@ writer holds it from the last one with a note; a changed file is read again once
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -16,7 +17,7 @@ import duckdb
 from conftest import settled
 
 import onetool_code
-from onetool_code import derived, embeddings, snapshot
+from onetool_code import derived, embeddings, live, private_copy
 from onetool_code.derived import STORE
 
 # A process holding the index read-write, as ChunkHound does while it indexes: it changes one chunk's code, says
@@ -43,7 +44,7 @@ def places(answer: dict) -> list[tuple[str, int, int]]:
 
 
 def folders() -> list[Path]:
-    root = derived.cache_root() / snapshot.KIND
+    root = derived.cache_root() / live.KIND
     return sorted(p for p in root.iterdir() if ".tmp-" not in p.name) if root.is_dir() else []
 
 
@@ -132,18 +133,25 @@ def test_while_a_writer_holds_the_index_answers_come_from_the_last_snapshot_with
     assert onetool_code.status(path=str(project.root), format="json")["snapshot"]["current"]
 
 
-def test_with_no_snapshot_a_writer_gives_the_in_use_error(project):
+def test_with_no_snapshot_a_writer_holding_the_index_is_read_from_a_private_copy(project):
+    """No snapshot to answer from: once the file is quiet, a consistent copy of it (and its WAL, which holds the
+    writer's change) is read in the cache directory and deleted; the index file is never opened."""
     with subprocess.Popen(
         [sys.executable, "-c", WRITER, str(project.db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     ) as writer:
         try:
             assert writer.stdout.readline().strip() == "ready"
-            answer = onetool_code.search(query="load_config", path=str(project.root), mode="lexical")
+            digest = hashlib.sha256(project.db.read_bytes()).hexdigest()
+            answer = search(project, query="LOAD_CONFIG_NOW", mode="regex")
+            status = onetool_code.status(path=str(project.root), format="json")
+            assert hashlib.sha256(project.db.read_bytes()).hexdigest() == digest
         finally:
             writer.stdin.close()
             writer.wait(30)
-    assert answer.startswith(f"Error: the index is in use by ChunkHound (python, PID {writer.pid})")
-    assert not folders()
+    assert writer.returncode == 0
+    assert answer["results"] and "notice" not in answer  # the regex matched the code the WAL holds
+    assert status["snapshot"]["current"] and status["snapshot"]["copy_seconds"] > 0
+    assert not list((derived.cache_root() / private_copy.FOLDER).iterdir())
 
 
 def rewritten(db: Path, into: Path, new: str) -> Path:
@@ -172,7 +180,9 @@ def test_an_in_place_copy_that_keeps_size_and_mtime_is_read_again(project, tmp_p
     now = project.db.stat()
     assert (now.st_size, now.st_mtime_ns, now.st_ino) == (kept.st_size, kept.st_mtime_ns, kept.st_ino)
     assert search(project, query="LOAD_CONFIG", mode="regex")["results"]
-    assert len(folders()) == 1
+    metas = [json.loads((f / "snapshot.json").read_text()) for f in folders()]
+    bases = [f.name for f, meta in zip(folders(), metas, strict=True) if meta["base"] is None]
+    assert len(bases) == 1 and sorted(str(meta["base"]) for meta in metas) == sorted([*bases, "None"])  # delta + base
 
 
 def test_a_file_that_just_changed_is_read_once_it_has_been_quiet(project):
@@ -180,10 +190,10 @@ def test_a_file_that_just_changed_is_read_once_it_has_been_quiet(project):
     os.utime(project.db)  # written just now, as by a writer that has just closed it
     started = time.monotonic()
     assert search(project, query="load_config", mode="lexical")["results"]
-    assert time.monotonic() - started >= snapshot.QUIET_SECONDS - 0.1
+    assert time.monotonic() - started >= live.QUIET_SECONDS - 0.1
     started = time.monotonic()
     search(project, query="load_config", mode="lexical")
-    assert time.monotonic() - started < snapshot.QUIET_SECONDS / 2
+    assert time.monotonic() - started < live.QUIET_SECONDS / 2
 
 
 RACER = textwrap.dedent("""
@@ -240,6 +250,8 @@ SUPERSEDE = textwrap.dedent("""
     then = time.time() - 60
     os.utime(sys.argv[1], (then, then))
     import onetool_code
+    from onetool_code import snapshot
+    snapshot.MIN_DELTA_CHUNKS = snapshot.MAX_DELTA_SHARE = 0  # read whole: the new base replaces the old one
     assert onetool_code.search(query="LOAD_CONFIG_NOW", path=sys.argv[2], mode="lexical").startswith("Found ")
 """)
 

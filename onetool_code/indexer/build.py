@@ -23,8 +23,8 @@ from onetool_code.embeddings import embed
 from onetool_code.errors import BadInputError
 from onetool_code.indexer import writer
 from onetool_code.indexer.chunker import chunk_file
-from onetool_code.indexer.progress import Progress
 from onetool_code.indexer.walk import MAX_FILE_SIZE, SourceFile, read_file, walk
+from onetool_code.progress import Progress
 from onetool_code.settings import Settings
 from onetool_code.spans import span
 

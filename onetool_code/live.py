@@ -1,0 +1,288 @@
+"""Keeping up with a live index: which snapshot answers a search, and when and from where a new state is read.
+
+The trap: DuckDB lets no writer in while any reader has the file open, and ChunkHound fails (losing the new
+files) when it finds one; its MCP server (a daemon) holds the file read-write all day and re-indexes each saved
+file. So the file is never opened while another process holds it, and searches answer from snapshots
+(``snapshot.py``):
+
+- a state already read is mapped, and opens nothing;
+- a changed state is read once for the machine (a lock in the cache directory; racing processes wait and map
+  what the first one wrote), once the file and its WAL have been quiet for ``QUIET_SECONDS`` (ChunkHound may
+  close and reopen the file between phases of one run), as a delta against the last base when it can be;
+- from the file itself when no process holds it read-write (held only while its rows are read), else from a
+  private copy (``private_copy.py``): copied when a search needs the new state, not at every write;
+- while the file is being written, searches answer from the last snapshot and say so;
+- a long-lived process (the MCP server, OneTool) refreshes in the background: a search waits at most
+  ``FRESH_WAIT_SECONDS`` for it, then answers from the last snapshot with a note. A one-shot command refreshes
+  inline, at the cost of the delta. Only the first read of an index, with no snapshot to answer from, makes a
+  search wait: on a terminal it shows its progress.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import shutil
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from onetool_code import index, private_copy, snapshot
+from onetool_code.derived import STORE, Key, Signature, cache_root, folder, machine_lock, publish
+from onetool_code.errors import IndexLockedError
+from onetool_code.progress import Progress
+from onetool_code.snapshot import Snapshot
+from onetool_code.spans import note
+
+KIND = "snapshot"
+# How long the index file must be unchanged (and its WAL too) before it is read: longer than ChunkHound's pause
+# between closing the file and opening it again within one run.
+QUIET_SECONDS = 2.0
+# How long a search waits for a file that keeps changing with no snapshot to answer from before reading it anyway.
+PATIENCE_SECONDS = 30.0
+# How long a long-lived process's search waits for its background refresh before answering from the last snapshot.
+FRESH_WAIT_SECONDS = 1.0
+# Folders earlier versions of onetool-code wrote to the cache directory.
+_RETIRED = ("vectors", "lexical")
+
+
+@dataclass(frozen=True)
+class View:
+    """The snapshot a search answers from, and a one-line notice when it is not the file's current state."""
+
+    snapshot: Snapshot
+    notice: str | None = None
+
+
+@dataclass
+class _Job:
+    """One background refresh of one index file."""
+
+    started: float = field(default_factory=time.time)
+    done: threading.Event = field(default_factory=threading.Event)
+    view: View | None = None
+    error: Exception | None = None
+
+
+_JOBS: dict[str, _Job] = {}
+_JOBS_LOCK = threading.Lock()
+_background = False
+
+
+def refresh_in_background() -> None:
+    """For long-lived hosts (the MCP server, the OneTool pack): a search that finds the index changed starts a
+    refresh in a thread and waits for it at most ``FRESH_WAIT_SECONDS``."""
+    global _background
+    _background = True
+
+
+def refreshing(db_path: Path) -> float | None:
+    """When this process's background refresh of the file started, if one is running."""
+    with _JOBS_LOCK:
+        job = _JOBS.get(str(db_path))
+    return None if job is None or job.done.is_set() else job.started
+
+
+def view(project_root: Path, db_path: Path) -> View:
+    """The snapshot of the file's current state (mapped, read now, or waited for), or the last one with a notice
+    while the file is being written or refreshed in the background; the "in use" error when there is none."""
+    index.check_file(project_root, db_path)
+    key = Key(KIND, str(db_path))
+    current = _current(key, db_path)
+    if current is not None:
+        return View(current)
+    if _background:
+        last = _last(key, db_path)
+        if last is not None:
+            job = _job(project_root, db_path, key)
+            job.done.wait(FRESH_WAIT_SECONDS)
+            if job.view is not None:
+                return job.view
+            if job.error is not None:
+                note(f"the background refresh of {db_path} failed: {job.error}")
+                return View(last, f"{_first_line(job.error)}; this answer is from {_when(last)}")
+            return View(
+                last, f"the index changed and is being read in the background; this answer is from {_when(last)}"
+            )
+    return _refresh(project_root, db_path, key)
+
+
+def _job(project_root: Path, db_path: Path, key: Key) -> _Job:
+    """The running background refresh of the file, started if there is none."""
+    with _JOBS_LOCK:
+        job = _JOBS.get(str(db_path))
+        if job is not None and not job.done.is_set():
+            return job
+        job = _JOBS[str(db_path)] = _Job()
+
+    def run() -> None:
+        try:
+            job.view = _refresh(project_root, db_path, key)
+        except Exception as exc:  # reported by the next search that waits on it, as its notice
+            job.error = exc
+        finally:
+            job.done.set()
+
+    threading.Thread(target=run, name=f"onetool-code refresh {db_path.name}", daemon=True).start()
+    return job
+
+
+def _refresh(project_root: Path, db_path: Path, key: Key) -> View:
+    with machine_lock(key):
+        last = None
+        deadline = time.monotonic() + PATIENCE_SECONDS
+        while True:
+            current = _current(key, db_path)
+            if current is not None:
+                return View(current)
+            last = last or _last(key, db_path)
+            holder = index.writer(db_path)
+            settle = Signature.of(db_path).changed + QUIET_SECONDS - time.time()
+            if settle > 0:
+                if holder is not None and last is not None:
+                    return View(last, _being_written(holder, last))
+                if time.monotonic() < deadline:
+                    time.sleep(min(settle, 0.2))  # look again soon: a writer may take the file meanwhile
+                    continue
+            try:
+                return View(_read(project_root, db_path, key, last, copy=holder is not None))
+            except IndexLockedError:
+                if index.writer(db_path) is None:
+                    raise
+                continue  # a writer took the file as it was opened: it is changing again
+            except private_copy.CopyError as exc:
+                if last is None:
+                    raise index.locked(db_path, str(holder), _process_name(holder)) from exc
+                return View(last, f"{exc}; this answer is from {_when(last)}")
+
+
+def _read(project_root: Path, db_path: Path, key: Key, last: Snapshot | None, *, copy: bool) -> Snapshot:
+    """Read the file's state, from the file or from a private copy, as a delta against the last base when it
+    can; publish it."""
+    base = None if last is None else (last.base or last)
+    report, done = _reporter(first=last is None)
+    copy_seconds = 0.0
+    try:
+        with contextlib.ExitStack() as stack:
+            if copy:
+                taken = stack.enter_context(private_copy.taken(db_path))
+                source, signature, copy_seconds = taken.path, taken.signature, taken.seconds
+                con = stack.enter_context(index.session(source, read_only=True))
+            else:
+                con = stack.enter_context(index.connect(project_root, db_path))
+                signature = Signature.of(db_path)  # the connection's lock keeps writers out: this is the state read
+            target = folder(key, signature, snapshot.FORMAT)
+            made = None if base is None else snapshot.read_delta(con, db_path, signature, target, base)
+            finish = (
+                (lambda: made) if made is not None else snapshot.read_whole(con, db_path, signature, target, report)
+            )
+        result = finish()  # the file (or its copy) is closed: what is left is derived in memory
+    finally:
+        done()
+    assert result is not None
+    if copy_seconds:
+        result = dataclasses.replace(result, copy_seconds=copy_seconds)
+    if publish(target, result.save, keep=None if result.base is None else result.base.folder):
+        result = _load(target, db_path) or result  # mapped: the pages are shared, the heap copies go
+    _prune()
+    STORE.put(key, signature, result)
+    STORE.builds += 1
+    kind = f"a delta of {result.delta_chunks} chunks" if result.base is not None else "read whole"
+    note(f"snapshot of {db_path} made ({kind}{', from a copy' if copy else ''}): held {result.read_seconds:.2f} s")
+    return result
+
+
+def _reporter(first: bool) -> tuple[snapshot.Report, Callable[[], None]]:
+    """Progress on stderr for the first read of an index (the long one) when a person is watching."""
+    bar = Progress(None if first else False)
+
+    def report(what: str, done: int, total: int) -> None:
+        bar.start(what, total)
+        if done:
+            bar.advance(done)
+
+    return report, bar.close
+
+
+def _current(key: Key, db_path: Path) -> Snapshot | None:
+    """The snapshot of the file's state now: held by this process, or mapped from the cache directory."""
+    signature = Signature.of(db_path)
+    held = STORE.fresh(key, signature)
+    if held is not None:
+        return held
+    loaded = _load(folder(key, signature, snapshot.FORMAT), db_path)
+    if loaded is not None:
+        STORE.put(key, signature, loaded)
+    return loaded
+
+
+def _load(target: Path, db_path: Path) -> Snapshot | None:
+    """A published snapshot; a delta's base is the one this process holds when it does."""
+    held = {s.folder: s for held, _ in STORE.entries(KIND, db_path) for s in (held, held.base) if s is not None}
+
+    def base(place: Path) -> Snapshot | None:
+        return held.get(place) or snapshot.load(place, db_path, lambda _: None)
+
+    return snapshot.load(target, db_path, base)
+
+
+def _last(key: Key, db_path: Path) -> Snapshot | None:
+    """The newest snapshot of any earlier state of the file: held by this process, or on disk."""
+    held = [s for s, _ in STORE.entries(KIND, db_path)]
+    target = folder(key, Signature.of(db_path), snapshot.FORMAT)
+    newest: tuple[float, Path] | None = None
+    for place in target.parent.glob(f"{target.name.split('-')[0]}-*"):
+        with contextlib.suppress(OSError, ValueError, KeyError):
+            created = float(json.loads((place / "snapshot.json").read_text(encoding="utf-8"))["created"])
+            if ".tmp-" not in place.name and (newest is None or created > newest[0]):
+                newest = (created, place)
+    if newest is not None and not any(s.folder == newest[1] for s in held):
+        loaded = _load(newest[1], db_path)
+        if loaded is not None:
+            held.append(loaded)
+    return max(held, key=lambda s: s.created) if held else None
+
+
+def _prune() -> None:
+    """Remove the snapshots of index files that no longer exist, and what earlier versions left behind."""
+    root = cache_root()
+    for retired in _RETIRED:
+        shutil.rmtree(root / retired, ignore_errors=True)
+    for meta in (root / KIND).glob("*/snapshot.json"):
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            if not Path(json.loads(meta.read_text(encoding="utf-8"))["db_path"]).exists():
+                shutil.rmtree(meta.parent, ignore_errors=True)
+
+
+def _process_name(pid: int | None) -> str:
+    """The writer's program name (``/proc/PID/comm``), when the system says it."""
+    try:
+        return Path(f"/proc/{pid}/comm").read_text(encoding="utf-8").strip()
+    except OSError:
+        return ""
+
+
+def _being_written(pid: int | None, last: Snapshot) -> str:
+    name = _process_name(pid)
+    who = "ChunkHound" if "chunkhound" in name.lower() else (name or "another process")
+    return f"the index is being updated by {who} (PID {pid}); this answer is from {_when(last)}"
+
+
+def _when(last: Snapshot) -> str:
+    stamp = time.strftime("%H:%M:%S", time.localtime(last.created))
+    return f"the snapshot of {stamp} ({age(time.time() - last.created)} old)"
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).split("\n")[0]
+
+
+def age(seconds: float) -> str:
+    """``12 s``, ``4 min``, ``3 h``, ``2 days``."""
+    for unit, size in (("days", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= 2 * size:
+            return f"{seconds / size:.0f} {unit}"
+    return f"{seconds:.0f} s"
