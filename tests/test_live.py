@@ -1,0 +1,215 @@
+"""A live index: a changed state is read as its delta against the last base and answers as a full read would;
+long-lived processes refresh in the background; the first read of an index shows its progress on a terminal."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import build_index, settled
+
+import onetool_code
+from onetool_code import live, private_copy, snapshot
+from onetool_code.derived import STORE
+
+CASES = (
+    {"query": "retry with exponential backoff", "mode": "semantic"},
+    {"query": "reconcile ledger entries", "mode": "semantic", "limit": 20},
+    {"query": "load configuration file", "mode": "semantic", "language": "python", "exclude": "test"},
+    {"query": "retry with exponential backoff", "mode": "lexical"},
+    {"query": "reconcile ledger", "mode": "lexical"},
+    {"query": "cache eviction least recently used", "mode": "lexical", "limit": 20},
+    {"query": "config", "mode": "lexical", "include": "src", "chunk_type": "function"},
+    {"query": "retry with exponential backoff", "mode": "hybrid"},
+    {"query": "reconcile ledger entries", "mode": "hybrid"},
+    {"query": r"def \w+_delays", "mode": "regex"},
+    {"query": r"(?i)class \w+", "mode": "regex", "limit": 30},
+)
+
+
+def answer(project, **case) -> dict:
+    found = onetool_code.search(path=str(project.root), base_url=project.base_url, format="json", **case)
+    assert isinstance(found, dict) and "results" in found, found
+    return found
+
+
+def places(found: dict) -> list[tuple[str, int, int]]:
+    return [(r["file_path"], r["start_line"], r["end_line"]) for r in found["results"]]
+
+
+def change(project) -> None:
+    """A few saved files, as an editor would leave them: one edited (a function renamed), one added, one
+    deleted; then the index brought up to date file by file (our indexer replaces a changed file's chunks and
+    vectors with new ids, as ChunkHound does)."""
+    retry = project.root / "src" / "bookshelf" / "retry.py"
+    retry.write_text(retry.read_text().replace("def backoff_delays(", "def backoff_schedule_delays("))
+    (project.root / "src" / "bookshelf" / "ledger.py").write_text(
+        '"""Ledger reconciliation."""\n\n\ndef reconcile_ledger_entries(entries, statement):\n'
+        '    """Match every ledger entry with a statement line."""\n    return [e for e in entries if e in statement]\n'
+    )
+    (project.root / "web" / "src" / "lruCache.js").unlink()
+    sidecar = project.db.with_name(project.db.name + ".root.json")  # the copy's own root, as if indexed here
+    sidecar.write_text(json.dumps({"version": 1, "indexed_root_path": str(project.root)}))
+    build_index(project.root, project.base_url)
+
+
+def status(project) -> dict:
+    return onetool_code.status(path=str(project.root), format="json")["snapshot"]
+
+
+def full_read(project, monkeypatch, tmp_path, case: dict) -> dict:
+    """The same search against a snapshot read whole, in a cache directory of its own."""
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(tmp_path / "whole"))
+    STORE.clear()
+    try:
+        return answer(project, **case)
+    finally:
+        monkeypatch.delenv("ONETOOL_CODE_CACHE_DIR")
+        STORE.clear()
+
+
+def test_a_changed_index_is_read_as_a_delta_that_answers_as_a_full_read(project, monkeypatch, tmp_path):
+    before = answer(project, query="reconcile ledger", mode="lexical")
+    base = status(project)
+    assert base["delta_chunks"] == 0 and not before["results"]
+    change(project)
+    delta = {json.dumps(case): answer(project, **case) for case in CASES}
+    now = status(project)
+    assert now["current"] and 0 < now["delta_chunks"] < 40  # three files' chunks, not the index's 392
+    assert json.loads((Path(now["folder"]) / "snapshot.json").read_text())["base"] == Path(base["folder"]).name
+    assert delta[json.dumps(CASES[4])]["results"][0]["file_path"] == "src/bookshelf/ledger.py"
+    assert not any(r["file_path"] == "web/src/lruCache.js" for found in delta.values() for r in found["results"])
+    assert "backoff_schedule_delays" in json.dumps(delta[json.dumps(CASES[9])])
+    for case in CASES:
+        whole = full_read(project, monkeypatch, tmp_path, case)
+        ours = delta[json.dumps(case)]
+        assert places(ours) == places(whole), case
+        if case["mode"] == "semantic" or case["mode"] == "regex":
+            assert [r["score"] for r in ours["results"]] == [r["score"] for r in whole["results"]], case
+
+
+def test_lexical_scores_of_a_delta_stay_within_the_stated_bound_of_a_full_read(project):
+    from onetool_code import lexical
+    from onetool_code.schema import Filters
+
+    answer(project, query="retry", mode="lexical")
+    change(project)
+    answer(project, query="retry", mode="lexical")
+    joined = live.view(project.root, project.db).snapshot
+    assert joined.base is not None
+    words = joined.lexical_index
+    rebuilt = lexical.build(snapshot_rows(project))
+    bound = abs(words.drift) / (1 - abs(words.drift))
+    queries = ("retry backoff", "config load file", "ledger reconcile entries", "cache", "server store catalog")
+    for query in queries:
+        tokens = lexical.query_tokens(query)
+        ours = dict(words.rank([tokens], Filters(), 1000)[0])
+        theirs = dict(rebuilt.rank([tokens], Filters(), 1000)[0])
+        assert set(ours) == set(theirs), query
+        for chunk_id, score in theirs.items():
+            assert abs(ours[chunk_id] - score) <= score * bound + 1e-5, (query, chunk_id)
+
+
+def snapshot_rows(project):
+    """The index's rows, read whole now (the lexical index a full read would build from them)."""
+    from onetool_code import index, rows
+
+    with index.connect(project.root, project.db) as con:
+        return rows.build(index.file_rows(con), index.chunk_rows(con))
+
+
+def test_a_delta_too_large_for_its_base_is_read_whole(project, monkeypatch):
+    answer(project, query="retry", mode="lexical")
+    monkeypatch.setattr(snapshot, "MIN_DELTA_CHUNKS", 0)
+    monkeypatch.setattr(snapshot, "MAX_DELTA_SHARE", 0.0)
+    change(project)
+    found = answer(project, query="reconcile ledger", mode="lexical")
+    assert found["results"][0]["file_path"] == "src/bookshelf/ledger.py"
+    assert status(project)["delta_chunks"] == 0  # a new base
+
+
+def test_a_long_lived_process_refreshes_in_the_background_and_never_waits_long(project, monkeypatch):
+    monkeypatch.setattr(live, "_background", True)
+    monkeypatch.setattr(live, "FRESH_WAIT_SECONDS", 0.0)
+    assert not answer(project, query="reconcile ledger", mode="lexical")["results"]
+    change(project)
+    started = time.monotonic()
+    stale = answer(project, query="reconcile ledger", mode="lexical")
+    assert time.monotonic() - started < 1.0
+    assert (
+        "the index changed and is being read in the background; this answer is from the snapshot of "
+        in (stale["notice"])
+    )
+    assert not stale["results"]
+    deadline = time.monotonic() + 30
+    while live.refreshing(project.db) is not None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    fresh = answer(project, query="reconcile ledger", mode="lexical")
+    assert "notice" not in fresh and fresh["results"][0]["file_path"] == "src/bookshelf/ledger.py"
+
+
+def test_a_copy_that_does_not_fit_leaves_the_last_snapshot_answering_with_the_reason(project, monkeypatch):
+    """Free space cannot be used up for real here without risk to the machine: the file system's answer is
+    replaced by one with 1 MB free."""
+    import shutil
+
+    from test_snapshot import WRITER
+
+    answer(project, query="load_config", mode="lexical")
+    real = shutil.disk_usage
+
+    def full(path):
+        return real(path)._replace(free=1 << 20)
+
+    monkeypatch.setattr(private_copy.shutil, "disk_usage", full)
+    monkeypatch.setattr(live, "QUIET_SECONDS", 0.0)
+    with subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(project.db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    ) as writer:
+        try:
+            assert writer.stdout.readline().strip() == "ready"
+            found = answer(project, query="load_config", mode="lexical")
+        finally:
+            writer.stdin.close()
+            writer.wait(30)
+    assert found["results"]
+    assert found["notice"].startswith("not enough free space in ")
+    assert "this answer is from the snapshot of " in found["notice"]
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_the_first_read_shows_its_progress_on_a_terminal_only(project, terminal):
+    settled(project.db)
+    command = [sys.executable, "-m", "onetool_code", "status", "--path", str(project.root)]
+    if not terminal:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120, env=os.environ.copy())
+        assert done.returncode == 0 and done.stderr == ""
+        return
+    parent, child = pty.openpty()
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=child, text=True) as proc:
+        os.close(child)
+        seen = b""
+        while True:
+            ready, _, _ = select.select([parent], [], [], 60)
+            if not ready:
+                break
+            try:
+                chunk = os.read(parent, 4096)
+            except OSError:  # the child closed its end
+                break
+            if not chunk:
+                break
+            seen += chunk
+        out = proc.stdout.read()
+        assert proc.wait(60) == 0
+    os.close(parent)
+    text = seen.decode()
+    assert "chunks" in text and "lexical index" in text and "392" in text, text
+    assert "Files: " in out and "\x1b" not in out
