@@ -8,7 +8,8 @@ file. So the file is never opened while another process holds it, and searches a
 - a state already read is mapped, and opens nothing;
 - a changed state is read once for the machine (a lock in the cache directory; racing processes wait and map
   what the first one wrote), once the file and its WAL have been quiet for ``QUIET_SECONDS`` (ChunkHound may
-  close and reopen the file between phases of one run), as a delta against the last base when it can be;
+  close and reopen the file between phases of one run; ``COPY_QUIET_SECONDS`` when a copy is read), as a delta
+  against the last base when it can be;
 - from the file itself when no process holds it read-write (held only while its rows are read), else from a
   private copy (``private_copy.py``): copied when a search needs the new state, not at every write;
 - while the file is being written, searches answer from the last snapshot and say so;
@@ -41,6 +42,9 @@ KIND = "snapshot"
 # How long the index file must be unchanged (and its WAL too) before it is read: longer than ChunkHound's pause
 # between closing the file and opening it again within one run.
 QUIET_SECONDS = 2.0
+# How long the file must be unchanged before a private copy is taken while a writer holds it: a copy never gets in
+# the writer's way (its consistency is checked), so this only spares copies while ChunkHound writes a batch.
+COPY_QUIET_SECONDS = 0.5
 # How long a search waits for a file that keeps changing with no snapshot to answer from before reading it anyway.
 PATIENCE_SECONDS = 30.0
 # How long a long-lived process's search waits for its background refresh before answering from the last snapshot.
@@ -140,7 +144,8 @@ def _refresh(project_root: Path, db_path: Path, key: Key) -> View:
                 return View(current)
             last = last or _last(key, db_path)
             holder = index.writer(db_path)
-            settle = Signature.of(db_path).changed + QUIET_SECONDS - time.time()
+            quiet = QUIET_SECONDS if holder is None else COPY_QUIET_SECONDS
+            settle = Signature.of(db_path).changed + quiet - time.time()
             if settle > 0:
                 if holder is not None and last is not None:
                     return View(last, _being_written(holder, last))

@@ -7,6 +7,11 @@ openai, tree-sitter) is imported inside the functions, on the first call.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from onetool_code import settings
+
 pack = "code"
 __all__ = ["search", "search_batch", "status"]
 
@@ -64,12 +69,12 @@ def search(
     Example:
         code.search(query="where are auth tokens validated", exclude="test|mock", limit=5)
     """
-    from onetool_code import api, settings
+    from onetool_code import api
 
     return api.search(
         query=query, path=path, db=db, limit=limit, offset=offset, language=language, chunk_type=chunk_type,
         include=include, exclude=exclude, expand=expand, mode=mode, content=content, format=format,
-        max_bytes=max_bytes, host=settings.onetool_host(),
+        max_bytes=max_bytes, host=_host(),
     )  # fmt: skip
 
 
@@ -118,12 +123,12 @@ def search_batch(
     Example:
         code.search_batch(queries="session expiry|token refresh|logout", exclude="test")
     """
-    from onetool_code import api, settings
+    from onetool_code import api
 
     return api.search_batch(
         queries=queries, path=path, db=db, limit=limit, language=language, chunk_type=chunk_type,
         include=include, exclude=exclude, expand=expand, mode=mode, content=content, format=format,
-        max_bytes=max_bytes, host=settings.onetool_host(),
+        max_bytes=max_bytes, host=_host(),
     )  # fmt: skip
 
 
@@ -141,6 +146,15 @@ def status(*, path: str | None = None, db: str | None = None) -> str | list | di
     Example:
         code.status()
     """
-    from onetool_code import api, settings
+    from onetool_code import api
 
-    return api.status(path=path, db=db, host=settings.onetool_host())
+    return api.status(path=path, db=db, host=_host())
+
+
+def _host() -> settings.OneToolHost | None:
+    """OneTool's settings and secrets; and, since OneTool runs all day, searches that refresh a changed index in
+    the background rather than wait for it."""
+    from onetool_code import live, settings
+
+    live.refresh_in_background()
+    return settings.onetool_host()

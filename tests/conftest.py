@@ -82,11 +82,13 @@ def spans(request):
 def fresh_derived_state():
     """Snapshots held in memory live as long as the process; each test starts without any (and, through
     ``clean_env``, with an empty cache directory)."""
+    from onetool_code import live
     from onetool_code.derived import STORE
 
     STORE.clear()
     yield
     STORE.clear()
+    live._background = False  # the pack and the MCP server turn background refreshes on for their process
 
 
 @pytest.fixture(scope="session")

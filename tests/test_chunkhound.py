@@ -11,7 +11,7 @@ import sys
 import time
 
 import pytest
-from conftest import ranked
+from conftest import SAMPLE, ranked
 
 import onetool_code
 from onetool_code.source import file_text
@@ -93,11 +93,12 @@ def test_a_reader_never_blocks_the_next_chunkhound_index(chunkhound, chunkhound_
     assert found["results"][0]["file_path"] == "src/bookshelf/new_module.py"
 
 
-def test_a_chunkhound_writer_gives_our_clear_error(chunkhound, chunkhound_project):
-    with chunkhound.hold_write_lock(chunkhound_project.db) as holder:
-        answer = onetool_code.search(query="retry", path=str(chunkhound_project.root), mode="lexical")
-    assert answer.startswith("Error: the index is in use by ChunkHound (")
-    assert f"PID {holder.pid})" in answer and "chunkhound mcp --read-only" in answer
+def test_a_chunkhound_writer_holding_the_index_is_read_through_a_private_copy(chunkhound, chunkhound_project):
+    before = chunkhound_project.digest()
+    with chunkhound.hold_write_lock(chunkhound_project.db):
+        answer = onetool_code.search(query="retry", path=str(chunkhound_project.root), mode="lexical", format="json")
+    assert answer["results"] and "notice" not in answer
+    assert chunkhound_project.digest() == before
 
 
 # -- hits at their real lines (issue 10) ---------------------------------------------------------------------
@@ -231,3 +232,92 @@ def test_four_agents_searching_never_make_chunkhound_fail(chunkhound, chunkhound
     # Some answers came while ChunkHound held the index: from the last snapshot, saying so.
     noted = [a for a in answers if "the index is being updated by ChunkHound (PID " in a["out"]]
     assert noted and all("this answer is from the snapshot of " in a["out"] for a in noted)
+
+
+# -- beside ChunkHound's own MCP server (issue 17) -----------------------------------------------------------
+
+
+def _found_by_chunkhound(session, pattern: str):
+    async def ask():
+        result = await session.call_tool("search", {"type": "regex", "query": pattern})
+        return "".join(getattr(c, "text", "") for c in result.content)
+
+    return ask
+
+
+def test_beside_chunkhounds_own_server_new_code_is_found_within_seconds_of_it(chunkhound, server, tmp_path):
+    """``chunkhound mcp`` (its daemon holds the index read-write all the time and re-indexes saved files) on an
+    index we have never read: status and search answer, and a new file and a renamed function are found by our
+    command line within 5 s of ChunkHound's own server finding them. Its server stays healthy."""
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    from onetool_code import index
+
+    root = tmp_path / "project"
+    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".chunkhound"))
+    chunkhound.index(root, server.base_url)
+    db = root / ".chunkhound" / "db" / "chunks.db"
+    cli = [sys.executable, "-m", "onetool_code"]
+
+    def ours(*args: str) -> str:
+        done = subprocess.run([*cli, *args, "--path", str(root)], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    params = StdioServerParameters(
+        command=str(chunkhound.executable),
+        args=["mcp", str(root)],
+        env=chunkhound.environ(chunkhound.embedding_env(server.base_url)),
+        cwd=str(root),
+    )
+    timings: dict[str, float] = {}
+    daemon = None
+
+    async def scenario() -> None:
+        nonlocal daemon
+        with (tmp_path / "chunkhound-stderr.txt").open("w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+                await session.initialize()
+                assert "backoff_delays" in await _found_by_chunkhound(session, "def backoff_delays")()
+                daemon = index.writer(db)
+                assert daemon is not None  # its daemon holds the index read-write
+                status = await anyio.to_thread.run_sync(lambda: ours("status"))
+                assert "Files: " in status and "Snapshot: of the index as it is" in status
+                first = await anyio.to_thread.run_sync(lambda: ours("search", "backoff_delays", "--mode", "lexical"))
+                assert "src/bookshelf/retry.py" in first
+                (root / "src" / "bookshelf" / "daemon_added.py").write_text(
+                    "def brand_new_daemon_function():\n    return 7\n"
+                )
+                retry = root / "src" / "bookshelf" / "retry.py"
+                retry.write_text(retry.read_text().replace("def backoff_delays(", "def backoff_schedule("))
+                for name, pattern in (
+                    ("new file", "def brand_new_daemon_function"),
+                    ("rename", "def backoff_schedule"),
+                ):
+                    deadline = time.monotonic() + 60
+                    while pattern.split()[-1] not in await _found_by_chunkhound(session, pattern)():
+                        assert time.monotonic() < deadline, f"ChunkHound never found {pattern}"
+                        await anyio.sleep(0.2)
+                    theirs = time.monotonic()
+                    while pattern.split()[-1] not in await anyio.to_thread.run_sync(
+                        lambda p=pattern: ours("search", p, "--mode", "regex")
+                    ):
+                        assert time.monotonic() < theirs + 30, f"we never found {pattern}"
+                        await anyio.sleep(0.2)
+                    timings[name] = time.monotonic() - theirs
+                assert "brand_new_daemon_function" in await _found_by_chunkhound(session, "def brand_new_\\w+")()
+
+    try:
+        anyio.run(scenario)
+    finally:
+        holder = index.writer(db)
+        for pid in {p for p in (daemon, holder) if p}:
+            subprocess.run(["kill", str(pid)], check=False)
+        deadline = time.monotonic() + 30
+        while index.writer(db) is not None and time.monotonic() < deadline:
+            time.sleep(0.2)
+    assert timings["new file"] <= 5 and timings["rename"] <= 5, timings
+    log = (tmp_path / "chunkhound-stderr.txt").read_text()
+    assert "Conflicting lock" not in log and "Could not set lock" not in log, log[-2000:]

@@ -169,7 +169,7 @@ def test_a_copy_that_does_not_fit_leaves_the_last_snapshot_answering_with_the_re
         return real(path)._replace(free=1 << 20)
 
     monkeypatch.setattr(private_copy.shutil, "disk_usage", full)
-    monkeypatch.setattr(live, "QUIET_SECONDS", 0.0)
+    monkeypatch.setattr(live, "COPY_QUIET_SECONDS", 0.0)
     with subprocess.Popen(
         [sys.executable, "-c", WRITER, str(project.db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     ) as writer:

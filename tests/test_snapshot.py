@@ -107,7 +107,10 @@ def test_the_snapshot_answers_as_the_index_itself_does(project):
         )
 
 
-def test_while_a_writer_holds_the_index_answers_come_from_the_last_snapshot_with_a_note(project):
+def test_while_a_writer_holds_the_index_answers_come_from_the_last_snapshot_with_a_note(project, monkeypatch):
+    """While the file keeps being written (here: written, and not yet quiet for as long as a copy waits), the
+    last snapshot answers and says so; once the writer has gone, the file is read again."""
+    monkeypatch.setattr(live, "COPY_QUIET_SECONDS", 60.0)
     before = search(project, query="load_config", mode="lexical")
     with subprocess.Popen(
         [sys.executable, "-c", WRITER, str(project.db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
