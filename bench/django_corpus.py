@@ -15,12 +15,16 @@ The vectors are the test server's, not a real model's: rankings that depend on m
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
 import sys
 import tarfile
 import time
 from pathlib import Path
+
+# The dense test server answers from many threads, each with OpenBLAS's own pool: past its thread limit it crashes.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))

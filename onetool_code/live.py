@@ -27,16 +27,20 @@ import json
 import shutil
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from onetool_code import index, private_copy, snapshot
 from onetool_code.derived import STORE, Key, Signature, cache_root, folder, machine_lock, publish
-from onetool_code.errors import IndexLockedError
+from onetool_code.errors import IndexLockedError, IndexUnreadableError
 from onetool_code.progress import Progress
 from onetool_code.snapshot import Snapshot
 from onetool_code.spans import note
+
+if TYPE_CHECKING:
+    import duckdb
 
 KIND = "snapshot"
 # How long the index file must be unchanged (and its WAL too) before it is read: longer than ChunkHound's pause
@@ -174,8 +178,8 @@ def _read(project_root: Path, db_path: Path, key: Key, last: Snapshot | None, *,
         with contextlib.ExitStack() as stack:
             if copy:
                 taken = stack.enter_context(private_copy.taken(db_path))
-                source, signature, copy_seconds = taken.path, taken.signature, taken.seconds
-                con = stack.enter_context(index.session(source, read_only=True))
+                signature, copy_seconds = taken.signature, taken.seconds
+                con = stack.enter_context(_opened(taken.path))
             else:
                 con = stack.enter_context(index.connect(project_root, db_path))
                 signature = Signature.of(db_path)  # the connection's lock keeps writers out: this is the state read
@@ -198,6 +202,21 @@ def _read(project_root: Path, db_path: Path, key: Key, last: Snapshot | None, *,
     kind = f"a delta of {result.delta_chunks} chunks" if result.base is not None else "read whole"
     note(f"snapshot of {db_path} made ({kind}{', from a copy' if copy else ''}): held {result.read_seconds:.2f} s")
     return result
+
+
+@contextlib.contextmanager
+def _opened(copy: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A private copy, opened read-only. DuckDB replays the copied WAL as it opens it; one it cannot replay (HNSW
+    changes may need the vss extension, never loaded here, in some duckdb versions; 2.0 replays them) leaves the
+    last snapshot answering until ChunkHound checkpoints."""
+    try:
+        with index.session(copy, read_only=True) as con:
+            yield con
+    except IndexUnreadableError as exc:
+        raise private_copy.CopyError(
+            f"the index's latest changes cannot be read yet (its WAL needs what ChunkHound has not checkpointed: "
+            f"{str(exc).split(': ', 1)[-1][:200]})"
+        ) from exc
 
 
 def _reporter(first: bool) -> tuple[snapshot.Report, Callable[[], None]]:
