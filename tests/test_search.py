@@ -372,13 +372,15 @@ def _hold_write_lock(db):
     return holder
 
 
-def test_locked_index_gives_a_clear_error_at_once(project):
+def test_with_snapshots_off_a_locked_index_gives_a_clear_error_at_once(project):
+    """Snapshots off, every call opens the index itself, as ChunkHound's own tools do (with snapshots on, a
+    private copy answers: test_snapshot)."""
     holder = _hold_write_lock(project.db)
     try:
         started = time.perf_counter()
-        answer = search(project, query=QUERY)
+        answer = search(project, query=QUERY, cache=False)
         elapsed = time.perf_counter() - started
-        status = onetool_code.status(path=str(project.root))
+        status = onetool_code.status(path=str(project.root), cache=False)
     finally:
         holder.kill()
         holder.wait()
