@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -15,6 +16,10 @@ class FileState:
     mtime: float | None = None  # seconds since the epoch
     content_hash: str | None = None
 
+    def saved(self) -> list[object]:
+        """As a JSON list (``dataclasses.asdict`` took 2 s over a big index's 4,000 files)."""
+        return [self.size, self.mtime, self.content_hash]
+
 
 @dataclass(frozen=True)
 class FileRow:
@@ -26,6 +31,14 @@ class FileRow:
     language: str | None
     chunks: int
     state: FileState
+
+    def saved(self) -> list[object]:
+        return [self.file_id, self.path, self.lower_path, self.language, self.chunks, *self.state.saved()]
+
+    @classmethod
+    def loaded(cls, saved: list[Any]) -> FileRow:
+        file_id, path, lower_path, language, chunks, *state = saved
+        return cls(file_id, path, lower_path, language, chunks, FileState(*state))
 
 
 @dataclass(frozen=True)

@@ -217,7 +217,8 @@ def defined_name(symbol: str, chunk_type: str, code: str) -> str:
 def _documents(chunks: ChunkRows) -> tuple[list[list[str]], int]:
     """Every chunk's document (its code's tokens, its defined name's again, its path's), and how many distinct
     words were split (each once)."""
-    path_tokens = [tokens(path) for path in chunks.attributes.paths]
+    paths = chunks.attributes.paths
+    path_tokens: dict[int, list[str]] = {}  # a delta's rows name a few of the index's files: only those are split
     split: dict[str, list[str]] = {}
 
     def parts(word: str) -> list[str]:
@@ -229,7 +230,10 @@ def _documents(chunks: ChunkRows) -> tuple[list[list[str]], int]:
     documents = []
     for file_code, (chunk_type, symbol, code) in zip(chunks.attributes.file_codes, chunks.texts(), strict=True):
         words = _WORD.findall(code) + _WORD.findall(defined_name(symbol, chunk_type, code))
-        documents.append([t for word in words for t in parts(word)] + path_tokens[file_code])
+        code_of = int(file_code)
+        if code_of not in path_tokens:
+            path_tokens[code_of] = tokens(paths[code_of])
+        documents.append([t for word in words for t in parts(word)] + path_tokens[code_of])
     return documents, len(split)
 
 

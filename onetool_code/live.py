@@ -194,8 +194,9 @@ def _read(project_root: Path, db_path: Path, key: Key, last: Snapshot | None, *,
     assert result is not None
     if copy_seconds:
         result = dataclasses.replace(result, copy_seconds=copy_seconds)
-    if publish(target, result.save, keep=None if result.base is None else result.base.folder):
-        result = _load(target, db_path) or result  # mapped: the pages are shared, the heap copies go
+    if publish(target, result.save, keep=None if result.base is None else result.base.folder) and result.base is None:
+        result = _load(target, db_path) or result  # mapped: the pages are shared, the heap copies go (a delta's
+        # base is mapped already, and its own arrays are small)
     _prune()
     STORE.put(key, signature, result)
     STORE.builds += 1

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -178,14 +178,14 @@ class ChunkRows:
         self.symbols.save(into, "symbols")
         self.code.save(into, "code")
         self.attributes.save(into)
-        (into / "file_states.json").write_text(json.dumps([asdict(s) for s in self.file_states]), encoding="utf-8")
+        (into / "file_states.json").write_text(json.dumps([s.saved() for s in self.file_states]), encoding="utf-8")
 
     @classmethod
     def load(cls, folder: Path) -> ChunkRows:
         states = json.loads((folder / "file_states.json").read_text(encoding="utf-8"))
         return cls(
             attributes=Attributes.load(folder),
-            file_states=tuple(FileState(**s) for s in states),
+            file_states=tuple(FileState(*s) for s in states),
             symbols=Texts.load(folder, "symbols"),
             code=Texts.load(folder, "code"),
             **{name: np.load(folder / f"{name}.npy", mmap_mode="r") for name in _ARRAYS},

@@ -33,12 +33,12 @@ import numpy as np
 from onetool_code import cache, index, lexical, rows
 from onetool_code.derived import Signature
 from onetool_code.errors import IndexUnreadableError
-from onetool_code.hits import FileRow, FileState
+from onetool_code.hits import FileRow
 
 if TYPE_CHECKING:
     import duckdb
 
-FORMAT = 2  # bump when what a snapshot folder holds changes
+FORMAT = 3  # bump when what a snapshot folder holds changes
 # A delta larger than this share of its base's chunks (and than MIN_DELTA_CHUNKS) is read whole instead: the
 # base's dead rows cost every search a little, and the delta is read again at each refresh.
 MAX_DELTA_SHARE = 0.05
@@ -115,7 +115,7 @@ class Snapshot:
             "language_counts": self.language_counts,
             "base": None if self.base is None else self.base.folder.name,
         }
-        (into / "files.json").write_text(json.dumps([asdict(f) for f in self.files]), encoding="utf-8")
+        (into / "files.json").write_text(json.dumps([f.saved() for f in self.files]), encoding="utf-8")
         (into / "rows").mkdir()
         if self.base is None:
             assert self.digests is not None
@@ -156,6 +156,8 @@ def _delta_vectors(joined: cache.VectorCache, columns: int) -> cache.VectorCache
         added=None,
         chunk_ids=joined.chunk_ids[part],
         embedding_ids=joined.embedding_ids[part],
+        places=joined.places[part],
+        digests=joined.digests[part],
         start_lines=joined.start_lines[part],
         attributes=dataclasses.replace(
             files_of, file_codes=files_of.file_codes[part], type_codes=files_of.type_codes[part], alive=None
@@ -187,21 +189,44 @@ def read_whole(
     def finish() -> Snapshot:
         report("lexical index", 0, total)
         chunks = rows.build(files, chunk_rows)
-        return Snapshot(
-            db_path=db_path,
-            folder=target,
-            signature=signature,
-            created=time.time(),
-            language_counts=rows.language_counts(files),
-            files=tuple(files),
-            chunks=chunks,
-            vectors=vectors,
-            read_seconds=held,
+        return _made(
+            db_path,
+            target,
+            signature,
+            files,
+            chunks,
+            vectors,
+            held,
             built_lexical=lexical.build(chunks),
             digests=digests,
         )
 
     return finish
+
+
+def _made(
+    db_path: Path,
+    target: Path,
+    signature: Signature,
+    files: Sequence[FileRow],
+    chunks: rows.ChunkRows,
+    vectors: dict[index.EmbeddingSet, cache.VectorCache],
+    held: float,
+    **parts: object,
+) -> Snapshot:
+    """A snapshot read now; ``parts``: what a whole read or a delta adds."""
+    return Snapshot(
+        db_path=db_path,
+        folder=target,
+        signature=signature,
+        created=time.time(),
+        language_counts=rows.language_counts(files),
+        files=tuple(files),
+        chunks=chunks,
+        vectors=vectors,
+        read_seconds=held,
+        **parts,  # type: ignore[arg-type]
+    )
 
 
 def read_delta(
@@ -226,31 +251,22 @@ def read_delta(
     vectors = {}
     for embedding_set in layout.embedding_sets:
         held = base.vectors[_same(base.embedding_sets, embedding_set)]
-        live = _live_vectors(con, held, embedding_set) & np.isin(held.chunk_ids, live_chunks)
-        new = np.setdiff1d(index.embedding_ids(con, embedding_set)[0], held.embedding_ids[live], assume_unique=True)
+        unchanged, present = _live_vectors(con, held, embedding_set)
+        live = unchanged & np.isin(held.chunk_ids, live_chunks)
+        new = np.setdiff1d(present, held.embedding_ids[live], assume_unique=True)
         vectors[embedding_set] = held.joined(live, cache.build_of(con, db_path, embedding_set, files, new), files)
     chunks = base.chunks.joined(alive, delta, files)
-    made = Snapshot(
-        db_path=db_path,
-        folder=target,
-        signature=signature,
-        created=time.time(),
-        language_counts=rows.language_counts(files),
-        files=tuple(files),
-        chunks=chunks,
-        vectors=vectors,
-        read_seconds=time.perf_counter() - started,
-        base=base,
-        delta=delta,
+    made = _made(
+        db_path, target, signature, files, chunks, vectors, time.perf_counter() - started, base=base, delta=delta
     )
     return made if abs(made.lexical_index.drift) <= MAX_DRIFT else None
 
 
 def _live_vectors(
     con: duckdb.DuckDBPyConnection, held: cache.VectorCache, embedding_set: index.EmbeddingSet
-) -> np.ndarray:
-    """Which of the base's vectors the state still holds unchanged: the same id at the same rowid, or, for a row
-    DuckDB moved (an update moves it; so does a compaction), the same digest."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """Which of the base's vectors the state still holds unchanged (the same id at the same rowid, or, for a row
+    DuckDB moved (an update moves it; so does a compaction), the same digest), and every vector id it holds."""
     ids, places, _ = index.embedding_ids(con, embedding_set)
     by_id = np.argsort(ids)
     where = by_id[np.clip(np.searchsorted(ids, held.embedding_ids, sorter=by_id), 0, max(ids.size - 1, 0))]
@@ -268,7 +284,7 @@ def _live_vectors(
             moved.size,
         )
         still[moved[same]] = True
-    return still
+    return still, ids
 
 
 def _same(sets: Sequence[index.EmbeddingSet], wanted: index.EmbeddingSet) -> index.EmbeddingSet:
@@ -301,10 +317,7 @@ def load(target: Path, db_path: Path, bases: Callable[[Path], Snapshot | None]) 
         meta = json.loads((target / "snapshot.json").read_text(encoding="utf-8"))
         if meta["db_path"] != str(db_path):
             return None
-        files = tuple(
-            FileRow(**{**f, "state": FileState(**f["state"])})
-            for f in json.loads((target / "files.json").read_text(encoding="utf-8"))
-        )
+        files = tuple(map(FileRow.loaded, json.loads((target / "files.json").read_text(encoding="utf-8"))))
         sets = tuple(index.EmbeddingSet(**s) for s in meta["embedding_sets"])
         fields = {
             "db_path": db_path,
