@@ -26,7 +26,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -224,14 +224,18 @@ def _units(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def build(
-    con: duckdb.DuckDBPyConnection, db_path: Path, embedding_set: index.EmbeddingSet, files: Sequence[FileRow]
+    con: duckdb.DuckDBPyConnection,
+    db_path: Path,
+    embedding_set: index.EmbeddingSet,
+    files: Sequence[FileRow],
+    progress: Callable[[int, int], None] | None = None,
 ) -> VectorCache:
     """Read one provider/model's vectors through ``con`` (read-only) into a new cache; ``files`` are
-    ``index.file_rows`` of the same connection."""
+    ``index.file_rows`` of the same connection; ``progress`` hears (vectors read, vectors in all)."""
     count, low, high = index.vector_extent(con, embedding_set)
     window = max(256, WINDOW_BYTES // (embedding_set.dims * 4))
     windows = (index.vector_window(con, embedding_set, start, start + window) for start in range(low, high + 1, window))
-    return _assemble(db_path, embedding_set, files, count, window, windows)
+    return _assemble(db_path, embedding_set, files, count, window, windows, progress)
 
 
 def build_of(
@@ -257,6 +261,7 @@ def _assemble(
     count: int,
     window: int,
     windows: Iterable[dict[str, np.ndarray]],
+    progress: Callable[[int, int], None] | None = None,
 ) -> VectorCache:
     started = time.perf_counter()
     file_ids = np.fromiter((f.file_id for f in files), dtype=np.int64, count=len(files))
@@ -297,6 +302,8 @@ def _assemble(
         null_rows.append(np.flatnonzero(null) + filled)
         broken_rows.append(np.flatnonzero(broken) + filled)
         filled += n
+        if progress is not None:
+            progress(filled, count)
     if filled != count:
         raise IndexUnreadableError(f"Cannot read the index {db_path}: it changed while its vectors were read.")
     arrays = [matrix, chunk_ids, embedding_ids, places, digests, start_lines, file_codes, type_codes]

@@ -225,9 +225,9 @@ def _reporter(first: bool) -> tuple[snapshot.Report, Callable[[], None]]:
     bar = Progress(None if first else False)
 
     def report(what: str, done: int, total: int) -> None:
-        bar.start(what, total)
-        if done:
-            bar.advance(done)
+        if what != bar.label:
+            bar.start(what, total)
+        bar.advance(done - bar.done)
 
     return report, bar.close
 

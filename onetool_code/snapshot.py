@@ -182,8 +182,11 @@ def read_whole(
     _, _, digests = index.chunk_ids(con)
     vectors = {}
     for embedding_set in layout.embedding_sets:
-        report(f"vectors of {embedding_set.model}", 0, embedding_set.count)
-        vectors[embedding_set] = cache.build(con, db_path, embedding_set, files)
+        label = f"vectors of {embedding_set.model}"
+        report(label, 0, embedding_set.count)
+        vectors[embedding_set] = cache.build(
+            con, db_path, embedding_set, files, lambda done, total, label=label: report(label, done, total)
+        )
     held = time.perf_counter() - started
 
     def finish() -> Snapshot:

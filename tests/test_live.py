@@ -211,5 +211,6 @@ def test_the_first_read_shows_its_progress_on_a_terminal_only(project, terminal)
         assert proc.wait(60) == 0
     os.close(parent)
     text = seen.decode()
-    assert "chunks" in text and "lexical index" in text and "392" in text, text
+    assert "chunks" in text and "vectors of text-embedding-3-small" in text and "lexical index" in text, text
+    assert "392/392" in text and "\r" in text  # counts, redrawn in place
     assert "Files: " in out and "\x1b" not in out
