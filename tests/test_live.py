@@ -9,6 +9,7 @@ import pty
 import select
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -214,3 +215,49 @@ def test_the_first_read_shows_its_progress_on_a_terminal_only(project, terminal)
     assert "chunks" in text and "vectors of text-embedding-3-small" in text and "lexical index" in text, text
     assert "392/392" in text and "\r" in text  # counts, redrawn in place
     assert "Files: " in out and "\x1b" not in out
+
+
+COMPACTED = textwrap.dedent("""
+    import sys, duckdb
+    con = duckdb.connect(sys.argv[1])
+    vector = [float(x) for x in sys.argv[3].split(",")]
+    con.execute("UPDATE embeddings_1536 SET embedding = ?::FLOAT[1536] WHERE chunk_id = ?", [vector, int(sys.argv[2])])
+    # A compaction, as ChunkHound's ends its runs: every row rewritten, in order, at a new rowid.
+    con.execute("CREATE TEMP TABLE kept AS SELECT * FROM embeddings_1536 ORDER BY rowid")
+    con.execute("DELETE FROM embeddings_1536")
+    con.execute("INSERT INTO embeddings_1536 SELECT * FROM kept ORDER BY rowid")
+    con.execute("CHECKPOINT")
+    con.close()
+""")
+
+
+def test_a_vector_updated_in_place_is_found_after_a_compaction_renumbers_every_row(project):
+    from openai_server import vector_for
+
+    from onetool_code import index
+
+    query = "exponential backoff retry"
+    first = answer(project, query=query, mode="semantic")
+    with index.connect(project.root, project.db) as con:
+        target, path = con.execute(
+            "SELECT c.id, f.path FROM chunks c JOIN files f ON c.file_id = f.id "
+            "WHERE f.path LIKE '%lruCache.js' ORDER BY c.id LIMIT 1"
+        ).fetchone()
+        rowids = dict(con.execute("SELECT id, rowid FROM embeddings_1536").fetchall())
+    assert first["results"][0]["file_path"] != path
+    vector = ",".join(repr(float(x)) for x in vector_for(query))
+    done = subprocess.run(
+        [sys.executable, "-c", COMPACTED, str(project.db), str(target), vector], capture_output=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    settled(project.db)
+    with index.connect(project.root, project.db) as con:
+        moved = con.execute("SELECT id, rowid FROM embeddings_1536").fetchall()
+    assert sum(rowids.get(i) != rowid for i, rowid in moved) > len(moved) / 2  # renumbered
+    second = answer(project, query=query, mode="semantic")
+    assert second["results"][0]["file_path"] == path and second["results"][0]["score"] == pytest.approx(1.0, abs=1e-3)
+    assert status(project)["delta_chunks"] == 0  # the chunks are the base's; one vector was read again
+    whole = onetool_code.search(
+        query=query, path=str(project.root), base_url=project.base_url, mode="semantic", format="json", cache=False
+    )
+    assert places(second) == places(whole)
