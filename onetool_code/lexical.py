@@ -75,16 +75,18 @@ class Postings:
 
     @classmethod
     def of(cls, documents: Sequence[Sequence[str]]) -> Postings:
-        found: dict[str, dict[int, int]] = {}
-        for doc, words in enumerate(documents):
-            for token in words:
-                counts = found.setdefault(token, {})
-                counts[doc] = counts.get(doc, 0) + 1
+        vocabulary: dict[str, int] = {}
+        ids = np.fromiter((vocabulary.setdefault(t, len(vocabulary)) for d in documents for t in d), np.int64)
+        lengths = np.fromiter((len(d) for d in documents), np.int64, len(documents))
+        count = max(len(documents), 1)
+        pairs, frequencies = np.unique(ids * count + np.repeat(np.arange(len(documents)), lengths), return_counts=True)
+        token_ids, docs = np.divmod(pairs, count)
+        bounds = np.searchsorted(token_ids, np.arange(len(vocabulary) + 1))
         tokens = {
-            t: (np.fromiter(c.keys(), np.int64, len(c)), np.fromiter(c.values(), np.float64, len(c)))
-            for t, c in found.items()
+            t: (docs[bounds[i] : bounds[i + 1]], frequencies[bounds[i] : bounds[i + 1]].astype(np.float64))
+            for t, i in vocabulary.items()
         }
-        return cls(tokens, np.fromiter((len(d) for d in documents), np.float64, len(documents)))
+        return cls(tokens, lengths.astype(np.float64))
 
     @property
     def nbytes(self) -> int:
@@ -121,8 +123,12 @@ class LexicalIndex:
             return own
         scores = self.retriever.scores
         matrix = heap(*(scores[name] for name in ("data", "indices", "indptr")))
-        vocabulary = sum(len(token) + 80 for token in self.retriever.vocab_dict)  # str and dict entry
-        return own + matrix + vocabulary
+        return own + matrix + self._vocabulary_bytes
+
+    @functools.cached_property
+    def _vocabulary_bytes(self) -> int:
+        """The vocabulary's strings and dict entries (counted once: 0.2 s over 100,000 tokens)."""
+        return sum(len(token) + 80 for token in self.retriever.vocab_dict) if self.retriever is not None else 0
 
     @functools.cached_property
     def _statistics(self) -> tuple[int, float, float, np.ndarray | None]:
