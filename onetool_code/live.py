@@ -146,33 +146,34 @@ def _refresh(project_root: Path, db_path: Path, key: Key) -> View:
             current = _current(key, db_path)
             if current is not None:
                 return View(current)
-            last = last or _last(key, db_path)
             holder = index.writer(db_path)
             quiet = QUIET_SECONDS if holder is None else COPY_QUIET_SECONDS
             settle = Signature.of(db_path).changed + quiet - time.time()
             if settle > 0:
-                if holder is not None and last is not None:
+                last = last or (_last(key, db_path) if holder is not None else None)
+                if last is not None:
                     return View(last, _being_written(holder, last))
                 if time.monotonic() < deadline:
                     time.sleep(min(settle, 0.2))  # look again soon: a writer may take the file meanwhile
                     continue
             try:
-                return View(_read(project_root, db_path, key, last, copy=holder is not None))
+                return View(_read(project_root, db_path, key, copy=holder is not None))
             except IndexLockedError:
                 if index.writer(db_path) is None:
                     raise
                 continue  # a writer took the file as it was opened: it is changing again
             except private_copy.CopyError as exc:
+                last = last or _last(key, db_path)
                 if last is None:
                     raise index.locked(db_path, str(holder), _process_name(holder)) from exc
                 return View(last, f"{exc}; this answer is from {_when(last)}")
 
 
-def _read(project_root: Path, db_path: Path, key: Key, last: Snapshot | None, *, copy: bool) -> Snapshot:
+def _read(project_root: Path, db_path: Path, key: Key, *, copy: bool) -> Snapshot:
     """Read the file's state, from the file or from a private copy, as a delta against the last base when it
     can; publish it."""
-    base = None if last is None else (last.base or last)
-    report, done = _reporter(first=last is None)
+    base = _base(key, db_path)
+    report, done = _reporter(first=base is None)
     copy_seconds = 0.0
     try:
         with contextlib.ExitStack() as stack:
@@ -254,18 +255,31 @@ def _load(target: Path, db_path: Path) -> Snapshot | None:
     return snapshot.load(target, db_path, base)
 
 
+def _base(key: Key, db_path: Path) -> Snapshot | None:
+    """The newest snapshot read whole of the file (what a delta is taken against): held by this process, or on
+    disk (only its own folder is mapped, not the deltas taken against it)."""
+    held = [s.base or s for s, _ in STORE.entries(KIND, db_path)]
+    return _newest(key, db_path, held, bases_only=True)
+
+
 def _last(key: Key, db_path: Path) -> Snapshot | None:
     """The newest snapshot of any earlier state of the file: held by this process, or on disk."""
-    held = [s for s, _ in STORE.entries(KIND, db_path)]
+    return _newest(key, db_path, [s for s, _ in STORE.entries(KIND, db_path)], bases_only=False)
+
+
+def _newest(key: Key, db_path: Path, held: list[Snapshot], *, bases_only: bool) -> Snapshot | None:
+    """The newest of the snapshots held and of those published (each folder's ``snapshot.json`` read; only the
+    newest one loaded)."""
     target = folder(key, Signature.of(db_path), snapshot.FORMAT)
     newest: tuple[float, Path] | None = None
     for place in target.parent.glob(f"{target.name.split('-')[0]}-*"):
         with contextlib.suppress(OSError, ValueError, KeyError):
-            created = float(json.loads((place / "snapshot.json").read_text(encoding="utf-8"))["created"])
-            if ".tmp-" not in place.name and (newest is None or created > newest[0]):
-                newest = (created, place)
+            meta = json.loads((place / "snapshot.json").read_text(encoding="utf-8"))
+            wanted = meta["base"] is None or not bases_only
+            if wanted and ".tmp-" not in place.name and (newest is None or float(meta["created"]) > newest[0]):
+                newest = (float(meta["created"]), place)
     if newest is not None and not any(s.folder == newest[1] for s in held):
-        loaded = _load(newest[1], db_path)
+        loaded = snapshot.load(newest[1], db_path, lambda _: None) if bases_only else _load(newest[1], db_path)
         if loaded is not None:
             held.append(loaded)
     return max(held, key=lambda s: s.created) if held else None
