@@ -351,7 +351,10 @@ def render_status(report: StatusReport, fmt: str) -> str | dict[str, Any]:
             + ", ".join(f"{lang} {files} files/{chunks} chunks" for lang, files, chunks in report.languages)
         )
     held = report.snapshot
-    lines.append(f"In use by ChunkHound: {'yes, ' + held.notice if held and held.notice else 'no'}")
+    written = held is not None and held.notice is not None and "is being updated by" in held.notice
+    lines.append(f"In use by ChunkHound: {'yes, ' + held.notice if written and held else 'no'}")
+    if held and held.notice and not written:
+        lines.append(f"Refresh: {held.notice}")
     lines.append(f"Snapshot: {_snapshot(held)}")
     lines.extend(f"Note: {note}" for note in report.notes)
     return "\n".join(lines)
