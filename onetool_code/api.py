@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from onetool_code import engine, formatting, report, request, settings, shaping
@@ -19,6 +19,10 @@ from onetool_code.errors import OneToolCodeError
 from onetool_code.spans import Span, span
 
 Result = str | list[Any] | dict[str, Any]
+
+# A hybrid page's candidates, in hits per result asked for: ChunkHound cuts a long definition into pieces and
+# stores a class apart from its methods, so ten hits may merge into four results.
+FILL = 3
 
 
 def run_search(
@@ -107,10 +111,13 @@ def _resolve(
 
 def _answer(s: Span, resolved: settings.Settings, req: request.Request) -> Result:
     s.add(limit=req.limit, filters=_describe_filters(req))
-    ranked = engine.run(resolved, req)
+    # A hybrid search's page is filled from further down its ranking when merging folds hits into one result. The
+    # other modes keep their page of ``limit`` hits: the order they promise (ChunkHound's) is of hits.
+    filled = req.mode == "hybrid" and not req.batch
+    ranked = engine.run(resolved, replace(req, limit=FILL * req.limit) if filled else req)
     s.add(resultCount=len(ranked.hits))
-    results = shaping.shape(ranked.hits, req, resolved.project_root)
-    return formatting.render_search(results, req, ranked.next_offset, ranked.notice)
+    results, next_offset = shaping.fill(ranked.hits, req, resolved.project_root, ranked.next_offset)
+    return formatting.render_search(results, req, next_offset, ranked.notice)
 
 
 def run_status(

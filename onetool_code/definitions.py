@@ -39,14 +39,14 @@ a broken installation or a bug, and it reaches the caller's error boundary inste
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
 
-__all__ = ["definitions"]
+__all__ = ["Definition", "definitions", "enclosing", "outline"]
 
 # Node types whose body is never entered although they are not in the table: anonymous functions.
 _ANONYMOUS_FUNCTIONS = frozenset(
@@ -190,6 +190,64 @@ def definitions(code: str, language: str) -> str:
             continue
         return _join(names)
     return _join(found)
+
+
+@dataclass(frozen=True)
+class Definition:
+    """One definition of a whole file: where it is (1-based lines, Python decorators included) and the names of
+    the definitions around it, outermost first (``("QuerySet",)`` for a method of ``QuerySet``)."""
+
+    label: str
+    name: str
+    start_line: int
+    end_line: int
+    parents: tuple[str, ...]
+
+
+def outline(text: str, language: str) -> list[Definition]:
+    """Every definition of a file (the labels of ``definitions``, function bodies not entered), in source order.
+
+    ChunkHound cuts a long class or function into pieces, and the piece that holds a method seldom holds its
+    class's header: which class a method is in, and where a cut definition starts and ends, come from the
+    file's own syntax. ``[]`` for a language outside the table.
+    """
+    syntax = _SYNTAXES.get(language.lower())
+    if syntax is None or not text.strip():
+        return []
+    source = text.encode("utf-8", "replace")
+    root = _parser(syntax.grammar).parse(source).root_node
+    found: list[Definition] = []
+    stack: list[tuple[Node, tuple[str, ...], bool]] = [(root, (), False)]  # (node, parent names, in a class)
+    while stack:
+        node, parents, in_class = stack.pop()
+        if node.type in _ANONYMOUS_FUNCTIONS:
+            continue
+        label = syntax.labels.get(node.type)
+        inner = parents
+        if label is not None:
+            if syntax.python and label == "function" and in_class:
+                label = "method"
+            span = node.parent if node.parent is not None and node.parent.type == "decorated_definition" else node
+            for owner, name in _names(node):
+                if _header_is_clean(owner, name):
+                    text_of = source[name.start_byte : name.end_byte].decode("utf-8", "replace")
+                    found.append(Definition(label, text_of, span.start_point[0] + 1, span.end_point[0] + 1, parents))
+                    inner = (*parents, text_of)
+            if label in _FUNCTION_LABELS:
+                continue
+            in_class = in_class or label in ("class", "impl", "trait", "interface")
+        stack.extend((child, inner, in_class) for child in reversed(node.named_children))
+    found.sort(key=lambda d: (d.start_line, -d.end_line))
+    return found
+
+
+def enclosing(definitions: Sequence[Definition], name: str, start_line: int, end_line: int) -> Definition | None:
+    """The innermost definition called ``name`` (any case) whose lines overlap ``start_line``..``end_line``."""
+    wanted = name.lower()
+    matching = [
+        d for d in definitions if d.name.lower() == wanted and d.start_line <= end_line and start_line <= d.end_line
+    ]
+    return min(matching, key=lambda d: d.end_line - d.start_line, default=None)
 
 
 def _parser(grammar: str) -> Parser:

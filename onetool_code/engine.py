@@ -15,15 +15,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
-from onetool_code import embeddings, index, lexical, live, ranking, retrievers, snapshot
+from onetool_code import embeddings, index, lexical, live, lookup, ranking, retrievers, snapshot
 from onetool_code.errors import BadInputError, EmbeddingError, MissingKeyError, ModelNotInIndexError
 from onetool_code.hits import Hit
 from onetool_code.request import Request
 from onetool_code.schema import Filters
 from onetool_code.settings import Settings
+from onetool_code.source import SourceFiles
 from onetool_code.spans import note
 
 # How deep each list of a hybrid search goes before fusion: deep enough that a definition ranked 60th by one
@@ -58,7 +60,7 @@ def run(settings: Settings, request: Request) -> Ranked:
         layout, counts = index.layout(con, settings.db_path), index.language_counts(con)
     semantic, notice = _embedded(settings, request, layout, counts)
     with index.connect(settings.project_root, settings.db_path) as con:
-        lists = _rank(retrievers.FromIndex(con, settings.db_path), request, semantic)
+        lists = _rank(retrievers.FromIndex(con, settings.db_path), request, semantic, settings.project_root)
     return _finish(request, lists, notice)
 
 
@@ -76,7 +78,7 @@ def _search_snapshot(settings: Settings, request: Request) -> Ranked:
     view = live.view(settings.project_root, settings.db_path)
     held = view.snapshot
     semantic, notice = _embedded(settings, request, held.layout, held.language_counts)
-    lists = _rank(retrievers.FromSnapshot(held), request, semantic)
+    lists = _rank(retrievers.FromSnapshot(held), request, semantic, settings.project_root)
     return _finish(request, lists, "; ".join(n for n in (view.notice, notice) if n) or None)
 
 
@@ -88,7 +90,9 @@ class Semantic:
     vectors: np.ndarray
 
 
-def _rank(reader: retrievers.Reader, request: Request, semantic: Semantic | None) -> list[list[Hit]]:
+def _rank(
+    reader: retrievers.Reader, request: Request, semantic: Semantic | None, project_root: Path
+) -> list[list[Hit]]:
     """One ranked list per query, ``_depth`` deep, from the rankings the mode calls for."""
     depth, filters = _depth(request), request.filters
     if request.mode == "regex":
@@ -105,10 +109,12 @@ def _rank(reader: retrievers.Reader, request: Request, semantic: Semantic | None
     meanings = (
         reader.semantic(semantic.embedding_set, semantic.vectors, filters, deep) if semantic else [[] for _ in words]
     )
-    return [
-        ranking.hybrid(m, w, query, filters)[:depth]
-        for m, w, query in zip(meanings, words, request.queries, strict=True)
-    ]
+    sources = SourceFiles(project_root)
+    ranked = []
+    for m, w, query in zip(meanings, words, request.queries, strict=True):
+        named = lookup.find(reader, sources, *ranking.names_in(query, strict=True), filters, deep)
+        ranked.append(ranking.hybrid(m, w, query, filters, named.hits, named.qualified)[:depth])
+    return ranked
 
 
 def _embedded(

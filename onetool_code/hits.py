@@ -47,7 +47,8 @@ class Hit:
 
     ``queries`` holds the 1-based numbers of the batch queries that found the hit (empty for ``search``);
     ``rank`` is its 0-based place in the whole ranked list the page was cut from; ``file`` the file's row state
-    (``index.with_file_states``), None until it is attached.
+    (``index.with_file_states``), None until it is attached; ``defines`` the name the query spells that the
+    chunk was found defining (``lookup``): the result is then shown as that definition, whole.
     """
 
     chunk_id: int
@@ -62,6 +63,7 @@ class Hit:
     queries: tuple[int, ...] = ()
     rank: int = 0
     file: FileState | None = None
+    defines: str = ""
 
     @property
     def key(self) -> tuple[str, int, int]:

@@ -232,6 +232,15 @@ def regex(con: duckdb.DuckDBPyConnection, pattern: str, filters: schema.Filters,
     return [_hit(row) for row in con.execute(sql, [pattern, *params, limit]).fetchall()]
 
 
+def defining(
+    con: duckdb.DuckDBPyConnection, names: Sequence[str], pattern: str, filters: schema.Filters, limit: int
+) -> list[Hit]:
+    """Chunks that define ``names`` (lowercase), by symbol or by a line ``pattern`` matches (RE2), as
+    ``rows.ChunkRows.defining`` finds them in a snapshot."""
+    sql, params = schema.defining_sql(filters)
+    return [_hit(row) for row in con.execute(sql, [list(names), pattern, *params, limit]).fetchall()]
+
+
 def chunks_by_id(con: duckdb.DuckDBPyConnection, ids: Sequence[int]) -> dict[int, tuple[Any, ...]]:
     """Rows (in HIT_COLUMNS order, without a score) of the given chunk ids."""
     if not ids:

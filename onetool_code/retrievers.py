@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from onetool_code import index, lexical, rows
+from onetool_code import index, lexical, ranking, rows
 from onetool_code.derived import STORE, Key, Signature
 from onetool_code.errors import BadInputError
 from onetool_code.hits import Hit
@@ -28,6 +28,9 @@ from onetool_code.snapshot import Snapshot
 
 if TYPE_CHECKING:
     import duckdb
+
+# A common name (``get``) is in tens of thousands of chunks: the code of this many is read for its definitions.
+CODE_SCAN = 3_000
 
 
 class Reader(Protocol):
@@ -38,6 +41,8 @@ class Reader(Protocol):
     def lexical(self, queries: Sequence[str], filters: Filters, depth: int) -> list[list[Hit]]: ...
 
     def regex(self, patterns: Sequence[str], filters: Filters, depth: int) -> list[list[Hit]]: ...
+
+    def defining(self, names: Sequence[str], filters: Filters, depth: int) -> list[Hit]: ...
 
 
 @dataclass(frozen=True)
@@ -56,6 +61,14 @@ class FromSnapshot:
 
     def regex(self, patterns: Sequence[str], filters: Filters, depth: int) -> list[list[Hit]]:
         return [self.snapshot.chunks.regex(pattern, filters, depth) for pattern in patterns]
+
+    def defining(self, names: Sequence[str], filters: Filters, depth: int) -> list[Hit]:
+        """The code read is that of the chunks holding a name's token, the ``CODE_SCAN`` best by BM25 at most."""
+        scores = self.snapshot.lexical_index.scores(list(names))
+        holding = np.flatnonzero(scores > 0)
+        if holding.size > CODE_SCAN:
+            holding = holding[np.argpartition(-scores[holding], CODE_SCAN)[:CODE_SCAN]]
+        return self.snapshot.chunks.defining(names, filters, depth, holding)
 
 
 @dataclass(frozen=True)
@@ -92,3 +105,7 @@ class FromIndex:
                 reason = str(exc).split("Error:", 1)[-1].strip().splitlines()[0][:200]
                 raise BadInputError(f"{rows.NOT_A_PATTERN}: {reason}") from exc
         return index.with_file_states(self.con, lists)
+
+    def defining(self, names: Sequence[str], filters: Filters, depth: int) -> list[Hit]:
+        found = index.defining(self.con, names, ranking.definition_lines(names), filters, depth)
+        return index.with_file_states(self.con, [found])[0]

@@ -12,7 +12,9 @@ Rows hold exactly what ``schema.CHUNKS_BY_ID_SQL`` would return (chunks whose fi
 
 from __future__ import annotations
 
+import functools
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,9 +26,11 @@ from onetool_code.derived import heap
 from onetool_code.errors import BadInputError
 from onetool_code.filtering import Attributes
 from onetool_code.hits import FileRow, FileState, Hit
+from onetool_code.ranking import definition_lines
 from onetool_code.schema import Filters
 
 NOT_A_PATTERN = "query is not a valid regular expression (RE2 syntax, no lookaround or backreferences)"
+_PART_SUFFIX = re.compile(rb"(?:_part[0-9]+)+")
 _ARRAYS = ("chunk_ids", "start_lines", "end_lines", "order")
 
 
@@ -45,11 +49,17 @@ class Texts:
         return cls(((np.frombuffer(b"".join(encoded), dtype=np.uint8).copy(), ends),))
 
     def raw(self, i: int) -> bytes:
-        for blob, ends in self.parts:
+        for blob, ends in self._plain:
             if i < ends.size:
                 return blob[int(ends[i - 1]) if i else 0 : int(ends[i])].tobytes()
             i -= int(ends.size)
         raise IndexError(i)
+
+    @functools.cached_property
+    def _plain(self) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+        """The parts as plain arrays over the same memory: slicing a ``np.memmap`` costs microseconds of subclass
+        bookkeeping, and a code scan slices thousands of chunks (``nbytes`` still sees the mapped ones)."""
+        return tuple((blob.view(np.ndarray), ends.view(np.ndarray)) for blob, ends in self.parts)
 
     def __getitem__(self, i: int) -> str:
         return self.raw(i).decode("utf-8")
@@ -130,6 +140,57 @@ class ChunkRows:
             if compiled.search(self.code.raw(int(row))):
                 found.append(self._hit(int(row), 1.0))
         return found
+
+    def defining(self, names: Sequence[str], filters: Filters, limit: int, candidates: np.ndarray) -> list[Hit]:
+        """The first ``limit`` chunks that define one of ``names`` (lowercase identifiers), in TIE_BREAK order, as
+        ``schema.defining_sql`` finds them: named so, however ChunkHound cut them (``bulk_create_part1_part2``), or
+        holding a line that defines one (ChunkHound puts short methods into their neighbour's chunk, named after the
+        neighbour). Only the ``candidates`` rows' code is read."""
+        if not names:
+            return []
+        kept = self.attributes.rows(filters)
+        allowed = None if kept is None else np.zeros(self.chunk_ids.size, dtype=bool)
+        if allowed is not None:
+            allowed[kept] = True
+        found = {row for row in self._named(names) if allowed is None or allowed[row]}
+        import re2  # linear and 30x faster than re on this pattern (chunks of 2 KB)
+
+        pattern = re2.compile(definition_lines(names).encode())
+        for row in (int(r) for r in candidates):
+            if row not in found and (allowed is None or allowed[row]) and pattern.search(self.code.raw(row)):
+                found.add(row)
+        order = sorted(found, key=self._tie_break_key)
+        return [self._hit(row, 1.0) for row in order[:limit]]
+
+    def _named(self, names: Sequence[str]) -> list[int]:
+        """Rows whose symbol, its ``_partN`` suffixes removed and lowercased, is one of ``names``: each symbol's
+        first bytes are compared with each name at once (numpy), then the few that start so are read."""
+        found, first = [], 0
+        for (blob, ends), lower in zip(self.symbols.parts, self._lower_symbols, strict=True):
+            starts = np.concatenate(([0], ends[:-1])).astype(np.int64)
+            lengths = ends - starts
+            for name in {n.encode() for n in names}:
+                width = len(name)
+                fits = np.flatnonzero(lengths >= width)
+                fits = fits[lower[starts[fits]] == name[0]]  # the first byte narrows the rest to a few percent
+                heads = lower[starts[fits, None] + np.arange(width)]
+                for i in fits[(heads == np.frombuffer(name, np.uint8)).all(axis=1)]:
+                    rest = blob[int(starts[i]) + width : int(ends[i])].tobytes()
+                    if not rest or _PART_SUFFIX.fullmatch(rest):
+                        found.append(first + int(i))
+            first += int(ends.size)
+        alive = self.attributes.alive
+        return [row for row in found if alive is None or alive[row]]
+
+    @functools.cached_property
+    def _lower_symbols(self) -> list[np.ndarray]:
+        """Each part's symbols blob in ASCII lower case (names are ASCII identifiers)."""
+        return [np.frombuffer(blob.tobytes().lower(), np.uint8) for blob, _ in self.symbols.parts]
+
+    def _tie_break_key(self, row: int) -> tuple[int, bool, int, int]:
+        """TIE_BREAK: path (files are numbered in path order), start line with NULL (0) last, chunk id."""
+        start = int(self.start_lines[row])
+        return int(self.attributes.file_codes[row]), start == 0, start, int(self.chunk_ids[row])
 
     def _hit(self, i: int, score: float) -> Hit:
         file_code = int(self.attributes.file_codes[i])

@@ -189,6 +189,25 @@ def regex_sql(filters: Filters) -> tuple[str, list[object]]:
     return sql, params
 
 
+# ChunkHound names the pieces of a definition it cut after the definition: ``bulk_create_part1_part2``.
+PART_SUFFIX = r"(_part[0-9]+)+$"
+
+
+def defining_sql(filters: Filters) -> tuple[str, list[object]]:
+    """Chunks that define one of some lowercase names, in path and line order: named so, their ``_partN``
+    suffixes removed, or holding a line that defines one (``ranking.definition_lines``, which RE2 reads too).
+
+    Parameters, in order: the names (a list), the definition-line pattern, the filter values, then LIMIT.
+    """
+    where, params = filter_sql(filters)
+    sql = (
+        f"SELECT {HIT_COLUMNS}, 1.0 AS similarity FROM chunks c JOIN files f ON c.file_id = f.id "
+        f"WHERE (lower(regexp_replace(c.symbol, '{PART_SUFFIX}', '')) IN (SELECT unnest(?::VARCHAR[])) "
+        f"OR regexp_matches(c.code, ?)){where} ORDER BY {TIE_BREAK} LIMIT ?"
+    )
+    return sql, params
+
+
 # The files rows of some paths (parameter: the paths), for deciding whether a hit's file changed since indexing.
 # ``*`` because indexes written before ChunkHound added ``content_hash`` (or with no ``size``) lack columns;
 # index.with_file_states reads what is there by name.

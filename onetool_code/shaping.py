@@ -10,13 +10,14 @@ path once; then content is included by the number of results left.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from onetool_code import matching
-from onetool_code.definitions import definitions
+from onetool_code.definitions import Definition, definitions, enclosing
 from onetool_code.hits import Hit
 from onetool_code.names import display_name
 from onetool_code.placement import Placement, place
@@ -24,6 +25,9 @@ from onetool_code.request import Request
 from onetool_code.source import SourceFiles, Unread
 
 CONTENT_LINE_CAP = 150
+MAX_WHOLE = 300  # lines of a cut definition shown whole instead of the piece that matched
+_PART_SUFFIX = re.compile(r"(?:_part\d+)+$")
+_PIECE_TYPES = frozenset({"function", "method", "class"})
 # The first results shown get a 2-line preview, the others their best line: the detail goes where the agent
 # looks first (as code does, by the number of results), and the rest stay one line of code each.
 FULL_PREVIEWS = 3
@@ -71,10 +75,11 @@ class Result:
 
 @dataclass(frozen=True)
 class Placed:
-    """A hit and where it is in its file now."""
+    """A hit and where it is in its file now; ``whole``: the definition it stands for (``whole_definition``)."""
 
     hit: Hit
     placement: Placement
+    whole: Definition | None = None
 
     @property
     def start_line(self) -> int:
@@ -88,8 +93,30 @@ class Placed:
 def shape(hits: Sequence[Hit], request: Request, project_root: Path) -> list[Result]:
     """The results for ``hits`` (best first), each file read once from ``project_root``."""
     sources = SourceFiles(project_root)
+    return _results([whole_definition(h, sources) for h in hits], request, sources)
+
+
+def fill(
+    candidates: Sequence[Hit], request: Request, project_root: Path, next_offset: int | None
+) -> tuple[list[Result], int | None]:
+    """A full page: the results of as many of ``candidates`` (best first, each with its ``rank`` in the whole
+    list) as make ``request.limit`` results once merged, and the offset of the first one left for the next page
+    (``next_offset``, the candidates' end, when all were used). Merging folds the pieces of one definition, a
+    class and its methods, into one result; the page then fills from further down rather than coming back short.
+    """
+    sources = SourceFiles(project_root)
+    used: list[Placed] = []
+    for hit in candidates:
+        placed = whole_definition(hit, sources)
+        if len(merge([*used, placed])) > request.limit:
+            return _results(used, request, sources), hit.rank
+        used.append(placed)
+    return _results(used, request, sources), next_offset
+
+
+def _results(placed: Sequence[Placed], request: Request, sources: SourceFiles) -> list[Result]:
     tokens_of = [matching.tokenize(q) for q in request.queries]
-    results = _by_file([_build(group, sources) for group in merge([Placed(h, place(h, sources)) for h in hits])])
+    results = _by_file([_build(group, sources) for group in merge(placed)])
     counts = Counter(r.file_path for r in results)
     for position, result in enumerate(results):
         result.file_result_count = counts[result.file_path]
@@ -102,18 +129,46 @@ def shape(hits: Sequence[Hit], request: Request, project_root: Path) -> list[Res
     return results
 
 
+def whole_definition(hit: Hit, sources: SourceFiles) -> Placed:
+    """The hit placed as the definition it stands for, from the file's own syntax: the one it was found
+    defining (``Hit.defines``: ChunkHound may have put it into a neighbour's chunk), or the one it is a piece of
+    (``bulk_create_part1_part2``, up to ``MAX_WHOLE`` lines: a piece of a 2,000-line class stays a piece).
+    Otherwise, or when the file no longer holds it, the hit where it is."""
+    placement = place(hit, sources)
+    piece = _PART_SUFFIX.search(hit.symbol) is not None and hit.chunk_type in _PIECE_TYPES
+    if not placement.in_file or not (hit.defines or piece):
+        return Placed(hit, placement)
+    name = hit.defines or _PART_SUFFIX.sub("", hit.symbol)
+    found = enclosing(sources.outline(hit.file_path, hit.language), name, placement.start_line, placement.end_line)
+    if found is None or (not hit.defines and found.end_line - found.start_line >= MAX_WHOLE):
+        return Placed(hit, placement)
+    return Placed(hit, replace(placement, start_line=found.start_line, end_line=found.end_line), found)
+
+
 def merge(placed: Sequence[Placed]) -> list[list[Placed]]:
     """Groups of hits to show as one, in the rank order of each group's best hit.
 
-    Within a file, hits sorted by start line merge while the next starts at most two lines after the current
-    group ends (overlapping, nested, adjacent, or one line apart). Hits the file could not place keep
+    A definition shown whole (``Placed.whole``) is a group of its own: the pieces of it and the hits inside it
+    join it, and nothing around it does, so ``QuerySet.bulk_create`` is not swallowed by a window of its class.
+    Otherwise, within a file, hits sorted by start line merge while the next starts at most two lines after the
+    current group ends (overlapping, nested, adjacent, or one line apart). Hits the file could not place keep
     ChunkHound's ranges, which do not count the file's lines: they merge only among themselves.
     """
     rank = {id(p): i for i, p in enumerate(placed)}
+    wholes: dict[tuple[str, int, int], list[Placed]] = {}
+    for p in placed:
+        if p.whole is not None:
+            wholes.setdefault((p.hit.file_path, p.start_line, p.end_line), []).append(p)
     by_file: dict[tuple[str, bool], list[Placed]] = {}
     for p in placed:
-        by_file.setdefault((p.hit.file_path, p.placement.in_file), []).append(p)
-    groups: list[list[Placed]] = []
+        if p.whole is not None:
+            continue
+        inside = [k for k in wholes if k[0] == p.hit.file_path and k[1] <= p.start_line and p.end_line <= k[2]]
+        if inside and p.placement.in_file:
+            wholes[min(inside, key=lambda k: k[2] - k[1])].append(p)
+        else:
+            by_file.setdefault((p.hit.file_path, p.placement.in_file), []).append(p)
+    groups: list[list[Placed]] = list(wholes.values())
     for file_hits in by_file.values():
         current: list[Placed] = []
         end = 0
@@ -134,8 +189,9 @@ def merge(placed: Sequence[Placed]) -> list[list[Placed]]:
 
 def _build(group: list[Placed], sources: SourceFiles) -> Result:
     best = group[0].hit
-    # The widest hit names a merged range: "class Store" describes lines 1-80 better than "method put".
-    widest = max(group, key=lambda p: (p.end_line - p.start_line, -group.index(p))).hit
+    # The widest hit names a merged range: "class Store" describes lines 1-80 better than "method put", unless
+    # the range is a definition shown whole, which names it.
+    widest = max(group, key=lambda p: (p.end_line - p.start_line, -group.index(p)))
     start = min(p.start_line for p in group)
     end = max(p.end_line for p in group)
     numbered = group[0].placement.in_file
@@ -156,8 +212,10 @@ def _build(group: list[Placed], sources: SourceFiles) -> Result:
     return Result(
         file_path=best.file_path,
         language=best.language,
-        chunk_type=widest.chunk_type,
-        name=display_name(widest.symbol, widest.chunk_type, best.language, context, first),
+        chunk_type=widest.whole.label if widest.whole else widest.hit.chunk_type,
+        name=widest.whole.name
+        if widest.whole
+        else display_name(widest.hit.symbol, widest.hit.chunk_type, best.language, context, first),
         start_line=start,
         end_line=end,
         score=max(p.hit.score for p in group),

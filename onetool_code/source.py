@@ -14,10 +14,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import xxhash
 
+if TYPE_CHECKING:
+    from onetool_code.definitions import Definition
+
 MAX_FILE_BYTES = 5_000_000
+OUTLINES_KEPT = 256
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _LONE_CR = re.compile(r"\r(?!\n)")
 
@@ -75,6 +80,10 @@ def file_text(data: bytes, mtime: float) -> FileText:
     return FileText(lines, len(data), mtime, xxhash.xxh3_64_hexdigest(data), shift, chunkhound_lines)
 
 
+# (xxh3 digest, size, language) -> the file's definitions; insertion order is age.
+_outlines: dict[tuple[str, int, str], list[Definition]] = {}
+
+
 class SourceFiles:
     """The project's files for one call: each read once, and never one outside the project root."""
 
@@ -102,6 +111,22 @@ class SourceFiles:
         except OSError as exc:
             return Unread(f"cannot be read ({exc.strerror or exc})")
         return file_text(data, info.st_mtime)
+
+    def outline(self, rel_path: str, language: str) -> list[Definition]:
+        """The file's definitions now (``definitions.outline``); none when it cannot be read. A parse of a big file
+        costs tens of milliseconds, so the last ``OUTLINES_KEPT`` are kept for the process, by content."""
+        text = self.read(rel_path)
+        if isinstance(text, Unread):
+            return []
+        key = (text.digest, text.size, language)
+        found = _outlines.get(key)
+        if found is None:
+            from onetool_code.definitions import outline
+
+            found = _outlines[key] = outline("\n".join(text.lines), language)
+            while len(_outlines) > OUTLINES_KEPT:
+                _outlines.pop(next(iter(_outlines)), None)
+        return found
 
     def window(self, rel_path: str, start_line: int, end_line: int) -> list[str]:
         """The file's lines ``start_line``..``end_line`` (clamped to the file); none when it cannot be read."""

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from onetool_code.definitions import definitions
+from onetool_code.definitions import definitions, enclosing, outline
 
 MODULE_PATH = Path(__file__).resolve().parents[1] / "onetool_code" / "definitions.py"
 
@@ -611,3 +611,49 @@ def test_module_import_and_unsupported_languages_do_not_load_tree_sitter() -> No
     """)
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
+
+
+# -- A whole file's outline: which class a method is in, and where a definition starts and ends ---------------
+
+OUTLINED = """\
+import os
+
+
+class QuerySet:
+    def items(self):
+        return list(self)
+
+    @property
+    def ordered(self):
+        return True
+
+    class Meta:
+        def label(self):
+            def inner():
+                return 1
+            return inner()
+
+
+def bulk_create(objs):
+    return objs
+"""
+
+
+def test_an_outline_gives_each_definition_its_lines_and_the_definitions_around_it() -> None:
+    got = [(d.label, d.name, d.start_line, d.end_line, d.parents) for d in outline(OUTLINED, "python")]
+    assert got == [
+        ("class", "QuerySet", 4, 16, ()),
+        ("method", "items", 5, 6, ("QuerySet",)),
+        ("method", "ordered", 8, 10, ("QuerySet",)),  # from its decorator
+        ("class", "Meta", 12, 16, ("QuerySet",)),
+        ("method", "label", 13, 16, ("QuerySet", "Meta")),  # a function's body is not entered: no "inner"
+        ("function", "bulk_create", 19, 20, ()),
+    ]
+    assert outline("{}", "json") == [] and outline("", "python") == []
+
+
+def test_enclosing_is_the_innermost_definition_of_that_name_overlapping_the_lines() -> None:
+    found = outline(OUTLINED + "\n\nclass Items:\n    def items(self):\n        return []\n", "python")
+    assert enclosing(found, "ITEMS", 6, 6) == found[1]  # any case; the method, not the class Items below
+    assert enclosing(found, "items", 24, 24).parents == ("Items",)
+    assert enclosing(found, "items", 8, 10) is None  # no definition called items overlaps those lines

@@ -118,10 +118,20 @@ def test_fusion_is_deterministic_and_ties_fall_back_to_path_then_line():
         ("retry", {"retry"}, set()),
         ("how does the Client pick a timeout", {"client"}, set()),
         ("Where are tokens validated", set(), set()),
+        ("CSRF verification failed", set(), set()),  # an acronym is a word, not a name
+        ("commands/migrate.py Command.handle", {"handle"}, {"commands", "migrate", "command"}),
+        ("django.utils.html.escape", {"escape"}, {"django", "utils", "html"}),
+        ("handle in core/management", set(), {"core", "management"}),
+        ("the GET/POST parameters", {"get", "post"}, set()),  # capitalised words, not a path
     ],
 )
 def test_the_names_a_query_spells_out(query, names, qualifiers):
     assert ranking.names_in(query) == (names, qualifiers)
+
+
+def test_a_capitalised_word_is_a_name_only_when_not_strict():
+    assert ranking.names_in("how does the Client pick a timeout", strict=True) == (set(), set())
+    assert ranking.names_in("TooManyFieldsSent: the GET parameters", strict=True) == ({"toomanyfieldssent"}, set())
 
 
 @pytest.mark.parametrize(

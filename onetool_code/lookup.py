@@ -1,0 +1,88 @@
+"""The definitions of the names a query spells, found by name as grep finds ``def NAME``: the floor under the
+hybrid ranking in a big repository, where a definition's words are drowned by thousands of uses and tests.
+
+ChunkHound names a definition's chunk after it, and the pieces of one it cut after it too
+(``bulk_create_part1_part2``), so the lookup is by symbol, and by the lines of code that define a name
+(``rows.ChunkRows.defining``), because ChunkHound puts a short method into its neighbour's chunk. A qualified name
+(``QuerySet.bulk_create``, ``timezone.now``, ``commands/migrate.py Command.handle``) then picks among the
+definitions of ``name``: a qualifier is met by a definition around it (its class, found from the file's own
+syntax, because ChunkHound's class chunks cover only parts of a long class) or by its file's path (a module or
+folder). The definitions that meet the most qualifiers come first and are the ones ``ranking`` boosts.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from pathlib import PurePosixPath
+
+from onetool_code.definitions import enclosing
+from onetool_code.hits import Hit
+from onetool_code.ranking import definition_lines, is_test
+from onetool_code.retrievers import Reader
+from onetool_code.schema import Filters
+from onetool_code.source import SourceFiles
+
+# Every definition of a common name (``get``, ``__init__``) is looked at before the qualifiers pick: a few
+# thousand in Django. The list handed to the ranking is cut to the depth of the others.
+NAMED_DEPTH = 5_000
+_PART_SUFFIX = re.compile(r"(?:_part\d+)+$")
+
+
+@dataclass(frozen=True)
+class Definitions:
+    """The definitions found, best first, and the keys of those that meet the query's qualifiers best."""
+
+    hits: list[Hit]
+    qualified: frozenset[tuple[str, int, int]] = frozenset()
+
+
+def find(
+    reader: Reader,
+    sources: SourceFiles,
+    names: frozenset[str],
+    qualifiers: frozenset[str],
+    filters: Filters,
+    depth: int,
+) -> Definitions:
+    """The chunks that define ``names`` (lowercase), each marked with the name it defines (``Hit.defines``), the
+    ones meeting ``qualifiers`` first, then source before tests, then in path order; at most ``depth``."""
+    if not names:
+        return Definitions([])
+    found = [replace(hit, defines=_defined(hit, names)) for hit in reader.defining(sorted(names), filters, NAMED_DEPTH)]
+    if not qualifiers:
+        return Definitions(sorted(found, key=_is_test)[:depth])
+    # Only a file that defines something named as a qualifier (a class, usually) is parsed for its classes.
+    holders = {hit.file_path for hit in reader.defining(sorted(qualifiers), Filters(), NAMED_DEPTH)}
+    met = {hit.key: _met(hit, qualifiers, sources if hit.file_path in holders else None) for hit in found}
+    ranked = sorted(found, key=lambda hit: (-met[hit.key][0], -met[hit.key][1], _is_test(hit)))
+    best = max(met.values(), default=(0, 0))
+    if best[0] < len(qualifiers):
+        return Definitions(ranked[:depth])
+    return Definitions(ranked[:depth], frozenset(key for key, value in met.items() if value == best))
+
+
+def _defined(hit: Hit, names: frozenset[str]) -> str:
+    """Which of ``names`` the chunk defines: its symbol's, else the first one a line of its code defines."""
+    own = _PART_SUFFIX.sub("", hit.symbol).lower()
+    if own in names:
+        return own
+    return next((n for n in sorted(names) if re.search(definition_lines([n]), hit.code)), own)
+
+
+def _met(hit: Hit, qualifiers: frozenset[str], sources: SourceFiles | None) -> tuple[int, int]:
+    """How many qualifiers the hit's definition meets in all, and how many of them by a definition around it."""
+    path = PurePosixPath(hit.file_path.lower())
+    in_path = {path.name.split(".")[0], *path.parent.parts}
+    around = set() if sources is None else {p.lower() for p in _parents(hit, sources)}
+    return len(qualifiers & (in_path | around)), len(qualifiers & around)
+
+
+def _parents(hit: Hit, sources: SourceFiles) -> tuple[str, ...]:
+    """The names of the definitions around the hit's definition, from the file on disk."""
+    definition = enclosing(sources.outline(hit.file_path, hit.language), hit.defines, hit.start_line, hit.end_line)
+    return () if definition is None else definition.parents
+
+
+def _is_test(hit: Hit) -> bool:
+    return is_test(hit.file_path)
