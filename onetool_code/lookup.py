@@ -18,7 +18,7 @@ from pathlib import PurePosixPath
 
 from onetool_code.definitions import enclosing
 from onetool_code.hits import Hit
-from onetool_code.ranking import definition_lines, is_test
+from onetool_code.ranking import DEFINING_TYPES, definition_lines, is_test
 from onetool_code.retrievers import Reader
 from onetool_code.schema import Filters
 from onetool_code.source import SourceFiles
@@ -49,7 +49,12 @@ def find(
     ones meeting ``qualifiers`` first, then source before tests, then in path order; at most ``depth``."""
     if not names:
         return Definitions([])
-    found = [replace(hit, defines=_defined(hit, names)) for hit in reader.defining(sorted(names), filters, NAMED_DEPTH)]
+    # A variable named so is mostly a local one (ChunkHound chunks them inside function bodies): not the floor.
+    found = [
+        replace(hit, defines=_defined(hit, names))
+        for hit in reader.defining(sorted(names), filters, NAMED_DEPTH)
+        if hit.chunk_type in DEFINING_TYPES
+    ]
     if not qualifiers:
         return Definitions(sorted(found, key=_is_test)[:depth])
     # Only a file that defines something named as a qualifier (a class, usually) is parsed for its classes.
@@ -67,6 +72,8 @@ def _defined(hit: Hit, names: frozenset[str]) -> str:
     own = _PART_SUFFIX.sub("", hit.symbol).lower()
     if own in names:
         return own
+    if len(names) == 1:
+        return next(iter(names))
     return next((n for n in sorted(names) if re.search(definition_lines([n]), hit.code)), own)
 
 
