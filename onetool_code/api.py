@@ -38,6 +38,7 @@ def run_search(
     exclude: str | None = None,
     expand: int | None = None,
     mode: str = "hybrid",
+    rerank: bool | None = None,
     content: str = "auto",
     format: str = "text",
     max_bytes: int | None = None,
@@ -53,7 +54,7 @@ def run_search(
         req = request.parse(
             queries=query, batch=False, limit=limit, offset=offset, language=language, chunk_type=chunk_type,
             include=include, exclude=exclude, expand=expand, mode=mode, content=content, format=format,
-            max_bytes=max_bytes, default_limit=resolved.limit, default_max_bytes=resolved.max_bytes,
+            max_bytes=max_bytes, default_limit=resolved.limit, default_max_bytes=resolved.max_bytes, rerank=rerank,
         )  # fmt: skip
         return _answer(s, resolved, req)
 
@@ -70,6 +71,7 @@ def run_batch(
     exclude: str | None = None,
     expand: int | None = None,
     mode: str = "hybrid",
+    rerank: bool | None = None,
     content: str = "auto",
     format: str = "text",
     max_bytes: int | None = None,
@@ -86,7 +88,7 @@ def run_batch(
         req = request.parse(
             queries=queries, batch=True, limit=limit, offset=None, language=language, chunk_type=chunk_type,
             include=include, exclude=exclude, expand=expand, mode=mode, content=content, format=format,
-            max_bytes=max_bytes, default_limit=resolved.limit, default_max_bytes=resolved.max_bytes,
+            max_bytes=max_bytes, default_limit=resolved.limit, default_max_bytes=resolved.max_bytes, rerank=rerank,
         )  # fmt: skip
         s.add(queryCount=len(req.queries))
         return _answer(s, resolved, req)

@@ -56,7 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     searching = argparse.ArgumentParser(add_help=False)
     _flags(
         searching, parameters.LIMIT, parameters.LANGUAGE, parameters.CHUNK_TYPE, parameters.INCLUDE,
-        parameters.EXCLUDE, parameters.EXPAND, parameters.MODE, parameters.CONTENT, parameters.MAX_BYTES,
+        parameters.EXCLUDE, parameters.EXPAND, parameters.MODE, parameters.RERANK, parameters.CONTENT,
+        parameters.MAX_BYTES,
     )  # fmt: skip
     no_cache = argparse.ArgumentParser(add_help=False)
     no_cache.add_argument(
@@ -95,7 +96,10 @@ def build_parser() -> argparse.ArgumentParser:
 def _flags(parser: argparse.ArgumentParser, *described: parameters.Parameter) -> None:
     """One flag per parameter, as raw text: the library checks and converts it (``--mode Lexical`` works)."""
     for p in described:
-        parser.add_argument(p.flag, help=p.doc)
+        if p.type == "switch":  # --rerank / --no-rerank; neither: the default
+            parser.add_argument(p.flag, action=argparse.BooleanOptionalAction, default=None, help=p.doc)
+        else:
+            parser.add_argument(p.flag, help=p.doc)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,14 +1,22 @@
-"""One batched embeddings request through the official ``openai`` client; its errors become ours.
+"""One batched embeddings request to the provider the index was built with; its errors become ours.
 
-Every query text of a call goes in a single request (``search_batch`` included). ``timeout`` is the budget of
-the whole request, retries included: 429, 5xx and connection failures are retried at most ``MAX_RETRIES``
-times while time is left, so a server that accepts and never answers costs the timeout, not three of them.
-A client is built once per (base URL, key) and process: building one costs ~40 ms (an SSL context), more
-than a warm search.
+- OpenAI (and any OpenAI-compatible server): the official ``openai`` client.
+- VoyageAI: its REST API over ``httpx`` (``openai``'s own HTTP client, so nothing new is installed), sent as
+  ChunkHound 6.1.0's provider sends it through the ``voyageai`` SDK: ``input_type: "document"`` for every text,
+  a search query included (so ``semantic`` keeps ChunkHound's order), ``truncation: true``, vectors as
+  base64 float32, and ``output_dimension`` when ``embedding.output_dims`` asks the API to shorten them.
+
+With ``embedding.client_side_truncation`` the model's full vectors are cut to ``output_dims`` and scaled back to
+unit length here, as ChunkHound does. Every query text of a call goes in a single request (``search_batch``
+included). ``timeout`` is the budget of the whole request, retries included: 429, 5xx and connection failures
+are retried at most ``MAX_RETRIES`` times while time is left, so a server that accepts and never answers costs
+the timeout, not three of them. A client is built once per process (per base URL and key for ``openai``):
+building one costs ~40 ms (an SSL context), more than a warm search.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import threading
 import time
@@ -19,15 +27,18 @@ import numpy as np
 
 from onetool_code import settings as config
 from onetool_code.errors import EmbeddingError, MissingKeyError
-from onetool_code.settings import KEY_NAME, MAX_RETRIES, PROJECT_CONFIG, Settings
+from onetool_code.settings import MAX_RETRIES, PROJECT_CONFIG, Settings
 
-# A custom OpenAI-compatible server (a local model, a proxy) usually needs no key, but the client insists on one.
+# A custom server (a local model, a proxy) usually needs no key, but the clients insist on one.
 _PLACEHOLDER_KEY = "not-needed"
 
-MISSING_KEY = (
-    f"{KEY_NAME} not configured in secrets.yaml (required for code search embeddings). "
-    'Add it to secrets.yaml, or set the OPENAI_API_KEY environment variable; mode="lexical" searches without one.'
-)
+
+def missing_key(settings: Settings) -> str:
+    return (
+        f"{settings.key_name} not configured in secrets.yaml (required for code search embeddings). "
+        f"Add it to secrets.yaml, or set the {settings.key_name} environment variable; "
+        'mode="lexical" searches without one.'
+    )
 
 
 def embed(texts: Sequence[str], settings: Settings, *, batch_size: int | None = None) -> np.ndarray:
@@ -37,18 +48,37 @@ def embed(texts: Sequence[str], settings: Settings, *, batch_size: int | None = 
     """
     key, key_source = config.api_key(settings)
     if key is None and settings.base_url is None:
-        raise MissingKeyError(MISSING_KEY)
-    client = _client(settings.base_url, str(key) if key else _PLACEHOLDER_KEY)
+        raise MissingKeyError(missing_key(settings))
+    request = _voyage_request if settings.provider == "voyageai" else _openai_request
     step = batch_size or max(len(texts), 1)
     rows: list[np.ndarray] = []
     for start in range(0, len(texts), step):
-        rows.extend(_request(client, list(texts[start : start + step]), settings, key_source))
-    return np.vstack(rows) if rows else np.zeros((0, 0), dtype=np.float32)
+        rows.extend(request(list(texts[start : start + step]), settings, str(key or _PLACEHOLDER_KEY), key_source))
+    vectors = np.vstack(rows) if rows else np.zeros((0, 0), dtype=np.float32)
+    if settings.client_side_truncation and settings.output_dims is not None and vectors.size:
+        if vectors.shape[1] < settings.output_dims:
+            raise EmbeddingError(
+                f"{settings.provider}/{settings.model} returned {vectors.shape[1]}-dimensional vectors, fewer than "
+                f"embedding.output_dims ({settings.output_dims})."
+            )
+        cut = vectors[:, : settings.output_dims].astype(np.float64)
+        norms = np.linalg.norm(cut, axis=1, keepdims=True)
+        vectors = (cut / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+    return vectors
+
+
+def _server_dims(settings: Settings) -> int | None:
+    """The dimensions to ask the API for: ``output_dims``, unless they are cut here."""
+    return None if settings.client_side_truncation else settings.output_dims
 
 
 _clients: dict[tuple[str | None, str], Any] = {}
 _clients_lock = threading.Lock()
 BACKOFF_SECONDS = (0.5, 1.0)  # before the first and the second retry
+
+
+def _openai_request(texts: list[str], settings: Settings, key: str, key_source: str) -> list[np.ndarray]:
+    return _request(_client(settings.base_url, key), texts, settings, key_source)
 
 
 def _client(base_url: str | None, key: str) -> Any:
@@ -72,8 +102,12 @@ def _request(client: Any, texts: list[str], settings: Settings, key_source: str)
     while True:
         attempts += 1
         try:
+            dims = _server_dims(settings)
             response = client.embeddings.create(
-                model=settings.model, input=texts, timeout=max(deadline - time.monotonic(), 0.001)
+                model=settings.model,
+                input=texts,
+                timeout=max(deadline - time.monotonic(), 0.001),
+                **({"dimensions": dims} if dims is not None else {}),
             )
             break
         except openai.APITimeoutError as exc:
@@ -105,39 +139,136 @@ def _request(client: Any, texts: list[str], settings: Settings, key_source: str)
 
 
 def _failure(exc: Exception, where: str, settings: Settings, key_source: str, attempts: int) -> EmbeddingError:
-    """Our message for a failed request: what happened and what to do."""
+    """Our message for a failed ``openai`` request."""
     import openai
 
-    if isinstance(exc, openai.AuthenticationError):
+    if isinstance(exc, openai.APIConnectionError):
+        return EmbeddingError(f"Cannot reach the embeddings API at {where}: {exc.__cause__ or exc}")
+    if isinstance(exc, openai.APIStatusError):
+        return _status_failure(
+            exc.status_code, _message(getattr(exc, "body", None), exc), where, settings, key_source, attempts
+        )
+    return EmbeddingError(f"The embeddings API at {where} sent a response that is not an embeddings list.")
+
+
+def _status_failure(
+    status: int, message: str, where: str, settings: Settings, key_source: str, attempts: int
+) -> EmbeddingError:
+    """Our message for an HTTP error answer: what happened and what to do."""
+    if status == 401:
         if settings.base_url_from_project and key_source == "none":
             return EmbeddingError(
                 f"The embeddings API at {where} wants an API key (401). That server is named only by the "
-                f"project's {PROJECT_CONFIG}, so your own {KEY_NAME} is not sent to it (a repository must not "
-                "be able to collect keys). If you trust it, name it in your own settings (base_url=..., "
+                f"project's {PROJECT_CONFIG}, so your own {settings.key_name} is not sent to it (a repository must "
+                "not be able to collect keys). If you trust it, name it in your own settings (base_url=..., "
                 '--base-url, tools.code.base_url or CHUNKHOUND_EMBEDDING__BASE_URL). mode="lexical" searches '
                 "without a key."
             )
         return EmbeddingError(
-            f"The embeddings API at {where} rejected the API key (401). Check {KEY_NAME} ({key_source})."
+            f"The embeddings API at {where} rejected the API key (401). Check {settings.key_name} ({key_source})."
         )
     retries = f"{attempts - 1} {'retry' if attempts == 2 else 'retries'}"
-    if isinstance(exc, openai.RateLimitError):
+    if status == 429:
         return EmbeddingError(
             f"The embeddings API at {where} is rate limiting requests (429), still after {retries}. Wait and try again."
         )
-    if isinstance(exc, openai.APIConnectionError):
-        return EmbeddingError(f"Cannot reach the embeddings API at {where}: {exc.__cause__ or exc}")
-    if isinstance(exc, openai.NotFoundError):
+    if status == 404:
         return EmbeddingError(f"The embeddings API at {where} does not know model {settings.model!r} (404).")
-    if isinstance(exc, openai.APIStatusError):
-        return EmbeddingError(f"The embeddings API at {where} answered HTTP {exc.status_code}: {_message(exc)}")
-    return EmbeddingError(f"The embeddings API at {where} sent a response that is not an embeddings list.")
+    return EmbeddingError(f"The embeddings API at {where} answered HTTP {status}: {message}")
 
 
-def _message(exc: Exception) -> str:
-    body = getattr(exc, "body", None)
+def _message(body: object, fallback: object) -> str:
     if isinstance(body, dict):
         error = body.get("error", body)
         if isinstance(error, dict) and error.get("message"):
             return str(error["message"])[:200]
-    return str(exc)[:200]
+        if isinstance(body.get("detail"), str):  # VoyageAI's error body
+            return str(body["detail"])[:200]
+    return str(fallback)[:200]
+
+
+# -- VoyageAI ----------------------------------------------------------------------------------------------------
+
+_http: Any = None
+_http_lock = threading.Lock()
+
+
+def http() -> Any:
+    """The process's ``httpx`` client (VoyageAI and the rerankers); the key travels per request."""
+    global _http
+    import httpx
+
+    with _http_lock:
+        if _http is None:
+            _http = httpx.Client()
+        return _http
+
+
+def _voyage_request(texts: list[str], settings: Settings, key: str, key_source: str) -> list[np.ndarray]:
+    import httpx
+
+    where = settings.endpoint
+    body: dict[str, Any] = {
+        "input": texts,
+        "model": settings.model,
+        "input_type": "document",
+        "truncation": True,
+        "encoding_format": "base64",
+    }
+    if _server_dims(settings) is not None:
+        body["output_dimension"] = _server_dims(settings)
+    deadline = time.monotonic() + settings.timeout
+    attempts = 0
+    while True:
+        attempts += 1
+        failure: EmbeddingError | None = None
+        try:
+            response = http().post(
+                f"{where}/embeddings",
+                json=body,
+                headers={"Authorization": f"Bearer {key}"},
+                timeout=max(deadline - time.monotonic(), 0.001),
+            )
+        except httpx.TimeoutException as exc:
+            tried = f"tried {attempts} time{'s' if attempts > 1 else ''}"
+            raise EmbeddingError(
+                f"The embeddings API at {where} did not answer within {settings.timeout:g} s ({tried})."
+            ) from exc
+        except httpx.TransportError as exc:
+            failure = EmbeddingError(f"Cannot reach the embeddings API at {where}: {exc}")
+        else:
+            if response.status_code == 200:
+                return _voyage_vectors(response, where, len(texts))
+            message = _message(_json(response), response.text)
+            failure = _status_failure(response.status_code, message, where, settings, key_source, attempts)
+            if response.status_code != 429 and response.status_code < 500:
+                raise failure
+        wait = BACKOFF_SECONDS[attempts - 1] if attempts <= MAX_RETRIES else None
+        if wait is None or time.monotonic() + wait >= deadline:
+            raise failure
+        time.sleep(wait)
+
+
+def _json(response: Any) -> object:
+    try:
+        return response.json()
+    except ValueError:
+        return None
+
+
+def _voyage_vectors(response: Any, where: str, count: int) -> list[np.ndarray]:
+    data = _json(response)
+    items = data.get("data") if isinstance(data, dict) else None
+    not_a_list = EmbeddingError(f"The embeddings API at {where} sent a response that is not an embeddings list.")
+    if not isinstance(items, list) or len(items) != count:
+        raise not_a_list
+    try:
+        ordered = sorted(items, key=lambda item: int(item["index"]))
+        return [
+            np.frombuffer(base64.b64decode(e), dtype="<f4").astype(np.float32)
+            if isinstance(e := item["embedding"], str)
+            else np.asarray(e, dtype=np.float32)
+            for item in ordered
+        ]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise not_a_list from exc

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from onetool_code import embeddings, index, lexical, live, lookup, ranking, retrievers, snapshot
+from onetool_code import embeddings, index, lexical, live, lookup, ranking, reranking, retrievers, snapshot
 from onetool_code.errors import BadInputError, EmbeddingError, MissingKeyError, ModelNotInIndexError
 from onetool_code.hits import Hit
 from onetool_code.request import Request
@@ -61,7 +61,8 @@ def run(settings: Settings, request: Request) -> Ranked:
     semantic, notice = _embedded(settings, request, layout, counts)
     with index.connect(settings.project_root, settings.db_path) as con:
         lists = _rank(retrievers.FromIndex(con, settings.db_path), request, semantic, settings.project_root)
-    return _finish(request, lists, notice)
+    lists, reranked = _reranked(settings, request, lists)
+    return _finish(request, lists, "; ".join(n for n in (notice, reranked) if n) or None)
 
 
 def _from_snapshot(settings: Settings, request: Request) -> Ranked:
@@ -79,7 +80,8 @@ def _search_snapshot(settings: Settings, request: Request) -> Ranked:
     held = view.snapshot
     semantic, notice = _embedded(settings, request, held.layout, held.language_counts)
     lists = _rank(retrievers.FromSnapshot(held), request, semantic, settings.project_root)
-    return _finish(request, lists, "; ".join(n for n in (view.notice, notice) if n) or None)
+    lists, reranked = _reranked(settings, request, lists)
+    return _finish(request, lists, "; ".join(n for n in (view.notice, notice, reranked) if n) or None)
 
 
 @dataclass(frozen=True)
@@ -117,6 +119,32 @@ def _rank(
     return ranked
 
 
+def _reranked(settings: Settings, request: Request, lists: list[list[Hit]]) -> tuple[list[list[Hit]], str | None]:
+    """Each hybrid list with its fused top reordered by the configured reranker (``request.rerank`` None: when
+    one is configured), and a notice when it could not be."""
+    reranker = settings.reranker
+    if request.rerank is False or (request.rerank is None and (reranker is None or request.mode != "hybrid")):
+        return lists, None
+    if request.mode != "hybrid":
+        raise BadInputError(f'rerank reorders the hybrid ranking; mode="{request.mode}" keeps its own order')
+    if reranker is None:
+        raise BadInputError(
+            "no reranker is configured: ChunkHound reranks with VoyageAI on its own API, or with "
+            "embedding.rerank_url (and rerank_format, rerank_model) in .chunkhound.json"
+        )
+    if reranker.problem is not None:
+        if request.rerank:
+            raise BadInputError(f"the configured reranker cannot be used: {reranker.problem}")
+        return lists, f"not reranked: {reranker.problem}"
+    try:
+        return [
+            reranking.rerank(q, hits, settings, reranker) for q, hits in zip(request.queries, lists, strict=True)
+        ], None
+    except reranking.RerankError as exc:
+        note(f"rerank failed: {exc}")
+        return lists, f"not reranked, the fused order stands: {exc}"
+
+
 def _embedded(
     settings: Settings, request: Request, layout: index.Layout, language_counts: Sequence[tuple[str, int, int]]
 ) -> tuple[Semantic | None, str | None]:
@@ -146,7 +174,7 @@ def _reason(exc: Exception, settings: Settings) -> str:
     if isinstance(exc, ModelNotInIndexError):
         return f"the index holds no vectors for {settings.provider}/{settings.model}"
     if isinstance(exc, MissingKeyError):
-        return "no API key for the embeddings (OPENAI_API_KEY)"
+        return f"no API key for the embeddings ({settings.key_name})"
     first = str(exc).split("\n")[0].split(". ")[0].rstrip(".")
     return first if len(first) <= 160 else first[:157] + "..."
 

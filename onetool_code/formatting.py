@@ -345,6 +345,7 @@ def render_status(report: StatusReport, fmt: str) -> str | dict[str, Any]:
     lines.append(
         f"Configured model: {wanted} ({'present' if report.model_present else 'NOT in this index: semantic search will fail'})"
     )
+    lines.append(f"Reranker: {report.reranker}")
     if report.languages:
         lines.append(
             "Languages: "
@@ -378,6 +379,7 @@ def _status_data(report: StatusReport) -> dict[str, Any]:
             ],
             configured_model=f"{report.provider}/{report.model}",
             configured_model_present=report.model_present,
+            reranker=report.reranker,
             languages={lang: {"files": files, "chunks": chunks} for lang, files, chunks in report.languages},
             notes=list(report.notes),
             snapshot=_snapshot_data(report.snapshot),

@@ -70,6 +70,8 @@ def _property(p: Parameter) -> dict[str, Any]:
     elif p.type == "queries":
         texts = {"type": "array", "items": {"type": "string"}, "minItems": p.low, "maxItems": p.high}
         schema = {"anyOf": [{"type": "string"}, texts]}
+    elif p.type == "switch":
+        schema = {"type": "boolean"}
     elif p.choices:
         schema = {"type": "string", "enum": list(p.choices)}
     else:

@@ -29,6 +29,7 @@ def search(
     exclude: str | None = None,
     expand: int | None = None,
     mode: str = "hybrid",
+    rerank: bool | None = None,
     content: str = "auto",
     format: str = "text",
     max_bytes: int | None = None,
@@ -57,6 +58,8 @@ def search(
         mode: "hybrid" (the default: meaning and words fused, the defining code first; falls back to words alone
             when it cannot embed), "semantic" (ChunkHound's own ranking), "lexical" (words and identifiers;
             needs no API key) or "regex" (query is a regular expression over the code).
+        rerank: Rerank the fused top with the reranker ChunkHound is configured with (default: when one is
+            configured); false keeps the fused order.
         content: "auto" (code for 1-3 hits), "always" or "never".
         format: "text" (the default), "json" (a dict of results with full field names) or "compact" (the same
             with short keys).
@@ -73,7 +76,7 @@ def search(
 
     return api.search(
         query=query, path=path, db=db, limit=limit, offset=offset, language=language, chunk_type=chunk_type,
-        include=include, exclude=exclude, expand=expand, mode=mode, content=content, format=format,
+        include=include, exclude=exclude, expand=expand, mode=mode, rerank=rerank, content=content, format=format,
         max_bytes=max_bytes, host=_host(),
     )  # fmt: skip
 
@@ -90,6 +93,7 @@ def search_batch(
     exclude: str | None = None,
     expand: int | None = None,
     mode: str = "hybrid",
+    rerank: bool | None = None,
     content: str = "auto",
     format: str = "text",
     max_bytes: int | None = None,
@@ -112,6 +116,8 @@ def search_batch(
         mode: "hybrid" (the default: meaning and words fused, the defining code first; falls back to words alone
             when it cannot embed), "semantic" (ChunkHound's own ranking), "lexical" (words and identifiers;
             needs no API key) or "regex" (query is a regular expression over the code).
+        rerank: Rerank the fused top with the reranker ChunkHound is configured with (default: when one is
+            configured); false keeps the fused order.
         content: "auto" (code for 1-3 hits), "always" or "never".
         format: "text" (the default), "json" (a dict of results with full field names) or "compact" (the same
             with short keys).
@@ -127,7 +133,7 @@ def search_batch(
 
     return api.search_batch(
         queries=queries, path=path, db=db, limit=limit, language=language, chunk_type=chunk_type,
-        include=include, exclude=exclude, expand=expand, mode=mode, content=content, format=format,
+        include=include, exclude=exclude, expand=expand, mode=mode, rerank=rerank, content=content, format=format,
         max_bytes=max_bytes, host=_host(),
     )  # fmt: skip
 

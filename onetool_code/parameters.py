@@ -86,6 +86,10 @@ MODE = Parameter(
     'or "regex" (query is a regular expression over the code).',
     default="hybrid", choices=("hybrid", "semantic", "lexical", "regex"),
 )  # fmt: skip
+RERANK = Parameter(
+    "rerank", "switch", "Rerank the fused top with the reranker ChunkHound is configured with (default: when "
+    "one is configured); false keeps the fused order.",
+)  # fmt: skip
 CONTENT = Parameter(
     "content", "text", '"auto" (code for 1-3 hits), "always" or "never".',
     default="auto", choices=("auto", "always", "never"),
@@ -113,7 +117,7 @@ CACHE = Parameter(
 EMBEDDING = (PROVIDER, MODEL, BASE_URL)
 
 # What a tool call may set, in the order the pack and the MCP server list them.
-_FILTERS_AND_SHAPE = (LANGUAGE, CHUNK_TYPE, INCLUDE, EXCLUDE, EXPAND, MODE, CONTENT, FORMAT, MAX_BYTES)
+_FILTERS_AND_SHAPE = (LANGUAGE, CHUNK_TYPE, INCLUDE, EXCLUDE, EXPAND, MODE, RERANK, CONTENT, FORMAT, MAX_BYTES)
 SEARCH = (QUERY, PATH, DB, LIMIT, OFFSET, *_FILTERS_AND_SHAPE)
 SEARCH_BATCH = (QUERIES, PATH, DB, LIMIT, *_FILTERS_AND_SHAPE)
 STATUS = (PATH, DB)

@@ -35,6 +35,7 @@ class StatusReport:
     age_seconds: float
     provider: str
     model: str
+    reranker: str = "none"  # how hybrid searches are reranked (``settings.Reranker.describe``)
     locked_by: str | None = None
     indexed_root: str | None = None
     files: int = 0
@@ -63,6 +64,7 @@ def gather(settings: Settings) -> StatusReport:
         "age_seconds": max(0.0, time.time() - stat.st_mtime),
         "provider": settings.provider,
         "model": settings.model,
+        "reranker": settings.reranker.describe() if settings.reranker else "none",
         "indexed_root": _indexed_root(db),
     }
     root = base["indexed_root"]

@@ -31,6 +31,7 @@ class Request:
     content: str
     format: str
     max_bytes: int
+    rerank: bool | None = None  # None: when a reranker is configured
 
 
 def parse(
@@ -50,6 +51,7 @@ def parse(
     max_bytes: object,
     default_limit: int,
     default_max_bytes: int,
+    rerank: object = None,
 ) -> Request:
     return Request(
         queries=_batch_queries(queries) if batch else (_query(queries),),
@@ -67,6 +69,7 @@ def parse(
         content=choice(parameters.CONTENT, content),
         format=output_format(format),
         max_bytes=default_max_bytes if max_bytes is None else _number(parameters.MAX_BYTES, max_bytes),
+        rerank=_switch(parameters.RERANK, rerank),
     )
 
 
@@ -120,6 +123,15 @@ def _number(parameter: Parameter, value: object) -> int:
     if number is None or not low <= number <= high:
         raise BadInputError(f"{parameter.name} must be a whole number from {low} to {high:,}, got {value!r}")
     return number
+
+
+def _switch(parameter: Parameter, value: object) -> bool | None:
+    """True or false; agents also pass "true"/"false"."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise BadInputError(f"{parameter.name} must be true or false; got {value!r}")
 
 
 def choice(parameter: Parameter, value: object) -> str:

@@ -25,17 +25,38 @@ from onetool_code.errors import BadInputError, OneToolCodeError
 from onetool_code.spans import note
 
 DEFAULT_PROVIDER = "openai"
-DEFAULT_MODEL = "text-embedding-3-small"
 # OneTool's tools.code.timeout: a setting of the host, not a parameter of a call.
 TIMEOUT = parameters.Parameter(
     "timeout", "integer", "Seconds per embeddings request, its retries included.", default=30, low=1, high=600
 )
 MAX_RETRIES = 2
 SECRETS_ENV = "ONETOOL_CODE_SECRETS"
-KEY_NAME = "OPENAI_API_KEY"
-# The provider's own endpoint: the user's key may always go there, whoever named it.
-OFFICIAL_HOSTS = frozenset({"api.openai.com"})
 PROJECT_CONFIG = ".chunkhound.json"
+RERANK_FORMATS = ("auto", "cohere", "tei", "voyage")
+
+
+@dataclass(frozen=True)
+class Provider:
+    """An embedding provider ChunkHound offers: its key's name and its own API, the one place the user's key
+    for it may go whoever named it (``endpoint``); ``default_rerank_model``: it reranks through its own API
+    unless told otherwise."""
+
+    name: str
+    key_name: str
+    endpoint: str
+    default_model: str
+    default_rerank_model: str | None = None
+
+    @property
+    def host(self) -> str:
+        return urlsplit(self.endpoint).hostname or ""
+
+
+# ChunkHound 6.1.0's providers (``embedding.provider``), with its defaults.
+PROVIDERS = {
+    "openai": Provider("openai", "OPENAI_API_KEY", "https://api.openai.com/v1", "text-embedding-3-small"),
+    "voyageai": Provider("voyageai", "VOYAGE_API_KEY", "https://api.voyageai.com/v1", "voyage-3.5", "rerank-2.5"),
+}
 
 
 class Secret(str):
@@ -63,6 +84,23 @@ class KeyPlaces:
 
 
 @dataclass(frozen=True)
+class Reranker:
+    """A reranker as ChunkHound's ``embedding.rerank_*`` settings configure one; ``problem``: why it cannot be
+    used (ChunkHound refuses the same configuration)."""
+
+    format: str  # "cohere", "tei", "voyage" (Voyage's own API or a Voyage-compatible one) or "auto"
+    model: str | None
+    url: str
+    url_source: str  # where the endpoint was named (as ``Settings.base_url_source``), or the provider's own
+    batch_size: int = 1000
+    problem: str | None = None
+
+    def describe(self) -> str:
+        named = f"{self.format} {self.model}" if self.model else self.format
+        return f"{named} at {self.url}" + (f" (unusable: {self.problem})" if self.problem else "")
+
+
+@dataclass(frozen=True)
 class Settings:
     project_root: Path
     db_path: Path
@@ -75,11 +113,27 @@ class Settings:
     max_bytes: int = parameters.MAX_BYTES.default
     timeout: float = TIMEOUT.default
     cache: bool = True
+    output_dims: int | None = None  # ChunkHound's embedding.output_dims: the index's vectors have that many
+    client_side_truncation: bool = False  # ... cut from the model's full vectors here, not by the API
+    reranker: Reranker | None = None
 
     @property
     def base_url_from_project(self) -> bool:
         """The server was named only by the project's own files (and is not the provider's own endpoint)."""
-        return self.base_url_source == PROJECT_CONFIG and not _official(self.base_url)
+        return self.untrusted(self.base_url, self.base_url_source)
+
+    @property
+    def key_name(self) -> str:
+        return PROVIDERS[self.provider].key_name
+
+    @property
+    def endpoint(self) -> str:
+        """Where embeddings requests go: the named server, else the provider's own API."""
+        return (self.base_url or PROVIDERS[self.provider].endpoint).rstrip("/")
+
+    def untrusted(self, url: str | None, source: str | None) -> bool:
+        """``url`` was named only by the project's own files and is not the provider's own endpoint."""
+        return source == PROJECT_CONFIG and not _official(url, PROVIDERS[self.provider])
 
 
 def onetool_host() -> OneToolHost | None:
@@ -126,11 +180,22 @@ def resolve(
     embedding = project.get("embedding") if isinstance(project.get("embedding"), dict) else {}
     url, url_source = _embedding_setting("base_url", base_url, tool, embedding)
     project_key = embedding.get("api_key")
+    chosen = _embedding_setting("provider", provider, tool, embedding)[0] or DEFAULT_PROVIDER
+    if chosen not in PROVIDERS:
+        raise BadInputError(f"unknown embedding provider {chosen!r}: ChunkHound offers {', '.join(PROVIDERS)}")
+    dims = _embedding_setting("output_dims", None, tool, embedding)[0]
+    if dims is not None and not (dims.isdigit() and int(dims) > 0):
+        raise OneToolCodeError(f"embedding.output_dims must be a positive whole number, got {dims!r}")
+    truncation = _embedding_setting("client_side_truncation", None, tool, embedding)[0]
+    if truncation is not None and truncation.lower() not in ("true", "false"):
+        raise OneToolCodeError(f"embedding.client_side_truncation must be true or false, got {truncation!r}")
+    if truncation is not None and truncation.lower() == "true" and dims is None:
+        raise OneToolCodeError("embedding.client_side_truncation needs embedding.output_dims (ChunkHound's rule)")
     return Settings(
         project_root=root,
         db_path=index_path(root, db if db is not None else tool.get("db"), project),
-        provider=_embedding_setting("provider", provider, tool, embedding)[0] or DEFAULT_PROVIDER,
-        model=_embedding_setting("model", model, tool, embedding)[0] or DEFAULT_MODEL,
+        provider=chosen,
+        model=_embedding_setting("model", model, tool, embedding)[0] or PROVIDERS[chosen].default_model,
         base_url=url,
         base_url_source=url_source,
         keys=KeyPlaces(root, Secret(str(project_key)) if project_key else None, host),
@@ -138,7 +203,38 @@ def resolve(
         max_bytes=_int_setting(tool, parameters.MAX_BYTES),
         timeout=_timeout(tool, embedding),
         cache=cache if cache is not None else _bool_setting(tool, parameters.CACHE),
+        output_dims=int(dims) if dims is not None else None,
+        client_side_truncation=truncation is not None and truncation.lower() == "true",
+        reranker=_reranker(PROVIDERS[chosen], url, tool, embedding),
     )
+
+
+def _reranker(
+    provider: Provider, base_url: str | None, tool: Mapping[str, Any], embedding: Mapping[str, Any]
+) -> Reranker | None:
+    """The reranker ChunkHound 6.1.0 would use: ``rerank_url`` (absolute, or relative to ``base_url``) with
+    ``rerank_format``; else VoyageAI's own ``/rerank`` when the provider is VoyageAI on its own API (a
+    Voyage-compatible server named by ``base_url`` gets no reranking); else none."""
+    model, _ = _embedding_setting("rerank_model", None, tool, embedding)
+    url, url_source = _embedding_setting("rerank_url", None, tool, embedding)
+    form = (_embedding_setting("rerank_format", None, tool, embedding)[0] or "auto").lower()
+    batch = _embedding_setting("rerank_batch_size", None, tool, embedding)[0]
+    size = min(int(batch), 1000) if batch is not None and batch.isdigit() and int(batch) > 0 else 1000
+    if url is None:
+        if provider.default_rerank_model is None or base_url is not None:
+            return None
+        own = f"{provider.endpoint}/rerank"
+        return Reranker("voyage", model or provider.default_rerank_model, own, provider.name, size)
+    problem = None
+    if form not in RERANK_FORMATS:
+        problem = f"rerank_format {form!r} is not one of {', '.join(RERANK_FORMATS)}"
+    elif form in ("cohere", "voyage") and not model:
+        problem = f"rerank_format {form!r} needs rerank_model"
+    if not url.startswith(("http://", "https://")):
+        if base_url is None:
+            return Reranker(form, model, url, url_source or "", size, "a relative rerank_url needs base_url")
+        url = f"{base_url.rstrip('/')}/{url.lstrip('/')}"
+    return Reranker(form, model, url, url_source or "", size, problem)
 
 
 def project_root(path: str | None) -> Path:
@@ -227,47 +323,52 @@ def _embedding_setting(
     return None, None
 
 
-def _official(base_url: str | None) -> bool:
-    if base_url is None:
+def _official(url: str | None, provider: Provider) -> bool:
+    """``url`` is the provider's own API (None stands for it)."""
+    if url is None:
         return True
-    parsed = urlsplit(base_url)
-    return parsed.scheme == "https" and (parsed.hostname or "").lower() in OFFICIAL_HOSTS
+    parsed = urlsplit(url)
+    return parsed.scheme == "https" and (parsed.hostname or "").lower() == provider.host
 
 
-def api_key(settings: Settings) -> tuple[Secret | None, str]:
-    """The key for this call's embeddings request and where it came from (the source is safe to show).
+def api_key(settings: Settings, url: str | None = None, url_source: str | None = None) -> tuple[Secret | None, str]:
+    """The key of the call's provider for a request to ``url`` (default: the embeddings endpoint) and where it
+    came from (the source is safe to show).
 
-    Precedence: OneTool's ``get_secret("OPENAI_API_KEY")`` (inside OneTool), a ``secrets.yaml`` (the file
-    named by ``ONETOOL_CODE_SECRETS``, then ``<project>/secrets.yaml``, then
-    ``$XDG_CONFIG_HOME/onetool-code/secrets.yaml``), the project's ``.chunkhound.json`` ``embedding.api_key``,
-    ``CHUNKHOUND_EMBEDDING__API_KEY``, then ``OPENAI_API_KEY`` in the environment. When the base URL comes
-    only from the project's files, only the keys those files hold qualify (see the module docstring).
+    Precedence, with the provider's key name (``OPENAI_API_KEY``, ``VOYAGE_API_KEY``): OneTool's
+    ``get_secret(name)`` (inside OneTool), a ``secrets.yaml`` (the file named by ``ONETOOL_CODE_SECRETS``,
+    then ``<project>/secrets.yaml``, then ``$XDG_CONFIG_HOME/onetool-code/secrets.yaml``), the project's
+    ``.chunkhound.json`` ``embedding.api_key``, ``CHUNKHOUND_EMBEDDING__API_KEY``, then ``name`` in the
+    environment. One provider's key never stands in for another's. When the URL comes only from the project's
+    files, only the keys those files hold qualify (see the module docstring).
     """
-    project_only = settings.base_url_from_project
-    for value, source, from_project in _key_candidates(settings.keys):
+    if url is None:
+        url, url_source = settings.base_url, settings.base_url_source
+    project_only = settings.untrusted(url, url_source)
+    for value, source, from_project in _key_candidates(settings.keys, settings.key_name):
         if value and (from_project or not project_only):
             return Secret(str(value)), source
     return None, "none"
 
 
-def _key_candidates(places: KeyPlaces) -> Iterator[tuple[object, str, bool]]:
+def _key_candidates(places: KeyPlaces, name: str) -> Iterator[tuple[object, str, bool]]:
     """(key, where, whether the project's own files hold it), in precedence order, read lazily."""
     if places.host is not None:
-        yield places.host.get_secret(KEY_NAME), "OneTool secrets", False
+        yield places.host.get_secret(name), "OneTool secrets", False
     named = os.environ.get(SECRETS_ENV)
     if named:
         named_file = Path(named).expanduser()
-        yield _read_secrets(named_file, explicit=True).get(KEY_NAME), str(named_file), False
+        yield _read_secrets(named_file, explicit=True).get(name), str(named_file), False
     config_home = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
     for secrets_file, from_project in (
         (places.project_root / "secrets.yaml", True),
         (config_home / "onetool-code" / "secrets.yaml", False),
     ):
         if secrets_file.is_file():
-            yield _read_secrets(secrets_file, explicit=False).get(KEY_NAME), str(secrets_file), from_project
+            yield _read_secrets(secrets_file, explicit=False).get(name), str(secrets_file), from_project
     yield places.project_key, PROJECT_CONFIG, True
     yield os.environ.get("CHUNKHOUND_EMBEDDING__API_KEY"), "CHUNKHOUND_EMBEDDING__API_KEY", False
-    yield os.environ.get(KEY_NAME), KEY_NAME, False
+    yield os.environ.get(name), name, False
 
 
 def _read_secrets(secrets_file: Path, *, explicit: bool) -> Mapping[str, Any]:

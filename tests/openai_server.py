@@ -1,7 +1,11 @@
-"""A local OpenAI-compatible embeddings server for tests: real HTTP on 127.0.0.1, deterministic vectors.
+"""A local embeddings and rerank server for tests: real HTTP on 127.0.0.1, deterministic vectors and scores.
 
 The vectors are feature-hashed bags of identifier parts, so texts that share words are close and the ranking
-of a query is meaningful and reproducible: the same text always gets the same vector, in any process.
+of a query is meaningful and reproducible: the same text always gets the same vector, in any process. It speaks
+OpenAI's embeddings API and VoyageAI's (``output_dimension`` instead of ``dimensions``; ``input_type``
+recorded), and ``POST .../rerank`` in the three shapes ChunkHound's rerankers send: Cohere (``documents``,
+``top_n``; answers ``results``), VoyageAI (``documents``, ``top_k``; answers ``data``) and TEI (``texts``;
+answers a bare list with ``score``). A rerank score is the share of the query's features a document holds.
 
 The path prefix chooses a behaviour, so a base_url alone sets up a failure for any client (our library,
 ChunkHound, OneTool subprocesses):
@@ -13,6 +17,7 @@ ChunkHound, OneTool subprocesses):
     /flaky500/v1/embeddings        500 on the first request of each distinct body, then vectors
     /slow/v1/embeddings            sleeps ``slow_seconds`` before answering
     /garbage/v1/embeddings         200 with a body that is not JSON
+    (the same prefixes apply to .../rerank)
 
 Run standalone with ``python tests/openai_server.py --port 8765`` (prints the base URL, serves until killed).
 """
@@ -37,6 +42,10 @@ MODEL_DIMS = {
     "text-embedding-3-small": 1536,
     "text-embedding-3-large": 3072,
     "text-embedding-ada-002": 1536,
+    "voyage-3.5": 1024,
+    "voyage-3.5-lite": 1024,
+    "voyage-code-3": 1024,
+    "voyage-4": 1024,
 }
 DEFAULT_DIMS = 1536
 
@@ -97,6 +106,9 @@ class EmbeddingsServer:
     def embedding_requests(self) -> list[Recorded]:
         return [r for r in self.requests if r.path.endswith("/embeddings")]
 
+    def rerank_requests(self) -> list[Recorded]:
+        return [r for r in self.requests if r.path.endswith("/rerank")]
+
 
 def _handler(state: EmbeddingsServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
@@ -133,7 +145,7 @@ def _handler(state: EmbeddingsServer) -> type[BaseHTTPRequestHandler]:
                 return
             with state._lock:
                 state.requests.append(Recorded(self.path, body, self.headers.get("Authorization")))
-            if not self.path.endswith("/embeddings"):
+            if not self.path.endswith(("/embeddings", "/rerank")):
                 self._error(404, f"no route {self.path}", "not_found")
                 return
             behaviour = self.path.split("/")[1]
@@ -159,7 +171,27 @@ def _handler(state: EmbeddingsServer) -> type[BaseHTTPRequestHandler]:
             if behaviour == "garbage":
                 self._send(200, b"<html>not json</html>", "text/html")
                 return
-            self._embeddings(body)
+            if self.path.endswith("/rerank"):
+                self._rerank(body)
+            else:
+                self._embeddings(body)
+
+        def _rerank(self, body: dict) -> None:
+            documents = body.get("texts", body.get("documents"))
+            query = body.get("query")
+            if not isinstance(query, str) or not isinstance(documents, list):
+                self._error(400, "query and documents (or texts) are required", "invalid_request_error")
+                return
+            wanted = set(features(query))
+            scores = [len(wanted & set(features(str(d)))) / max(len(wanted), 1) for d in documents]
+            order = sorted(range(len(documents)), key=lambda i: (-scores[i], i))
+            if "texts" in body:  # TEI
+                self._send(200, json.dumps([{"index": i, "score": scores[i]} for i in order]).encode())
+                return
+            limit = body.get("top_k", body.get("top_n"))
+            ranked = [{"index": i, "relevance_score": scores[i]} for i in order[: limit or len(order)]]
+            key = "data" if "top_k" in body else "results"
+            self._send(200, json.dumps({key: ranked, "model": body.get("model")}).encode())
 
         def _embeddings(self, body: dict) -> None:
             texts = body.get("input")
@@ -169,7 +201,8 @@ def _handler(state: EmbeddingsServer) -> type[BaseHTTPRequestHandler]:
                 self._error(400, "input must be a non-empty string or list of strings", "invalid_request_error")
                 return
             model = str(body.get("model") or "")
-            dims = int(body.get("dimensions") or MODEL_DIMS.get(model, DEFAULT_DIMS))
+            asked = body.get("dimensions") or body.get("output_dimension")
+            dims = int(asked or MODEL_DIMS.get(model, DEFAULT_DIMS))
             as_base64 = body.get("encoding_format") == "base64"
             data = []
             for i, text in enumerate(texts):

@@ -18,7 +18,7 @@ LEVELS = {
     "settings": 2, "derived": 2, "definitions": 2,
     "index": 3, "embeddings": 3, "filtering": 3, "matching": 3, "ranking": 3, "source": 3, "request": 3,
     "names": 3, "private_copy": 3,
-    "cache": 4, "indexer": 4, "rows": 4, "placement": 4,
+    "cache": 4, "indexer": 4, "rows": 4, "placement": 4, "reranking": 4,
     "lexical": 5,
     "snapshot": 6,
     "live": 7, "retrievers": 7,

@@ -11,7 +11,7 @@ import onetool_code
 from onetool_code import api, cli, pack, parameters
 from onetool_code.parameters import Parameter
 
-ANNOTATIONS = {"text": "str", "integer": "int", "queries": "str | list[str]"}
+ANNOTATIONS = {"text": "str", "integer": "int", "queries": "str | list[str]", "switch": "bool"}
 LIBRARY = {
     api.run_search: (*parameters.SEARCH, *parameters.EMBEDDING, parameters.CACHE),
     api.run_batch: (*parameters.SEARCH_BATCH, *parameters.EMBEDDING, parameters.CACHE),
@@ -67,6 +67,8 @@ def test_every_parameter_has_its_flag_with_its_doc(command, described):
     sub = cli.build_parser()._subparsers._group_actions[0].choices[command]
     for p in described:
         flags = [] if p.required else [p.flag]  # query and queries are positional
+        if p.type == "switch":
+            flags.append("--no-" + p.flag[2:])  # --rerank / --no-rerank
         (action,) = [a for a in sub._actions if a.dest == p.name and a.option_strings == flags]
         assert action.help == p.doc, p.name
 
