@@ -321,3 +321,36 @@ def test_beside_chunkhounds_own_server_new_code_is_found_within_seconds_of_it(ch
     assert timings["new file"] <= 5 and timings["rename"] <= 5, timings
     log = (tmp_path / "chunkhound-stderr.txt").read_text()
     assert "Conflicting lock" not in log and "Could not set lock" not in log, log[-2000:]
+
+
+# -- VoyageAI, as ChunkHound's README recommends it (issue 19) ------------------------------------------------------
+
+
+def test_a_voyageai_index_answers_semantic_in_chunkhounds_order_and_hybrid_without_a_fallback(
+    chunkhound, server, tmp_path, monkeypatch
+):
+    """ChunkHound indexes with its VoyageAI provider (the ``voyageai`` SDK) against the local server named by
+    ``base_url``; our searches embed the query as it does and keep its order; the project's key goes only
+    there, and the user's OpenAI key nowhere."""
+    from conftest import Project, settled
+
+    root = tmp_path / "project"
+    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".chunkhound"))
+    embedding = {"provider": "voyageai", "model": "voyage-3.5", "api_key": "pa-test", "base_url": server.base_url}
+    (root / ".chunkhound.json").write_text(json.dumps({"embedding": embedding}))
+    chunkhound._checked(chunkhound.run(["index", str(root)], cwd=root, timeout=600), "chunkhound index")
+    project = Project(root, settled(root / ".chunkhound" / "db" / "chunks.db"), server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-must-never-be-sent")
+    digest = project.digest()
+    status = onetool_code.status(path=str(root), format="json")
+    assert [(e["provider"], e["model"], e["dims"]) for e in status["embeddings"]] == [("voyageai", "voyage-3.5", 1024)]
+    assert status["reranker"] == "none"  # as ChunkHound: no SDK reranking against a custom server
+    before = len(server.requests)
+    for query in QUERIES[:3]:
+        theirs = chunkhound.search(root, query)  # configured by the project's .chunkhound.json alone
+        assert_same_hits(ranked(root, None, query).hits, theirs)
+        answer = onetool_code.search(query=query, path=str(root), format="json")
+        assert answer["results"] and "notice" not in answer
+    ours = [r for r in server.requests[before:] if r.body.get("input_type") == "document" and len(r.body["input"]) == 1]
+    assert ours and all(r.authorization == "Bearer pa-test" for r in server.requests[before:])
+    assert project.digest() == digest
