@@ -223,7 +223,6 @@ def _voyage_request(texts: list[str], settings: Settings, key: str, key_source: 
     attempts = 0
     while True:
         attempts += 1
-        failure: EmbeddingError | None = None
         try:
             response = http().post(
                 f"{where}/embeddings",
