@@ -16,6 +16,7 @@ building one costs ~40 ms (an SSL context), more than a warm search.
 
 from __future__ import annotations
 
+import atexit
 import base64
 import hashlib
 import threading
@@ -203,6 +204,7 @@ def http() -> Any:
     with _http_lock:
         if _http is None:
             _http = httpx.Client()
+            atexit.register(_http.close)  # else the interpreter warns of its open sockets at exit
         return _http
 
 

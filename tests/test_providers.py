@@ -174,6 +174,14 @@ def test_each_rerank_format_reorders_the_fused_top(project, server, fmt, model, 
     assert {h.key for h in plain.hits} == {h.key for h in fused.hits} and plain.hits != fused.hits
 
 
+def test_a_batch_reranks_each_querys_fused_list(project, server):
+    root = rerank_project(project, server, rerank_url=f"{server.base_url}/rerank", rerank_format="tei")
+    before = len(server.rerank_requests())
+    answer = onetool_code.search_batch(queries=[QUERY, "parse configuration file"], path=str(root), format="json")
+    assert answer["results"] and "notice" not in answer
+    assert [r.body["query"] for r in server.rerank_requests()[before:]] == [QUERY, "parse configuration file"]
+
+
 def test_a_failing_reranker_costs_a_note_not_an_error(project, server):
     root = rerank_project(project, server, rerank_url=server.url("fail500") + "/rerank", rerank_format="tei")
     answer = search(root)
