@@ -13,6 +13,7 @@ snapshots off, it opens the file briefly, twice, and never across the embeddings
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,6 +79,9 @@ def _from_snapshot(settings: Settings, request: Request) -> Ranked:
 def _search_snapshot(settings: Settings, request: Request) -> Ranked:
     view = live.view(settings.project_root, settings.db_path)
     held = view.snapshot
+    if request.mode in ("semantic", "hybrid"):
+        with contextlib.suppress(ModelNotInIndexError):  # said by _embedded
+            held.vectors[embedding_set(held.layout, settings)].prefetch()  # read while the query is embedded
     semantic, notice = _embedded(settings, request, held.layout, held.language_counts)
     lists = _rank(retrievers.FromSnapshot(held), request, semantic, settings.project_root)
     lists, reranked = _reranked(settings, request, lists)
