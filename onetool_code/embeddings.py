@@ -18,7 +18,10 @@ from __future__ import annotations
 
 import atexit
 import base64
+import contextlib
 import hashlib
+import importlib
+import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -40,6 +43,24 @@ def missing_key(settings: Settings) -> str:
         f"Add it to secrets.yaml, or set the {settings.key_name} environment variable; "
         'mode="lexical" searches without one.'
     )
+
+
+def warm_up(settings: Settings) -> None:
+    """Import the client ``embed`` will use on a background thread, while the search reads the index.
+
+    ``openai`` and what it imports cost a fresh process 0.5 s, over 1 s when the page cache has let their files
+    go (a search after a few idle minutes on these VMs): as much as a whole warm search. DuckDB and numpy let go
+    of the GIL while they read, so the import overlaps them; ``embed``'s own import then finds it done, or waits
+    for it to finish.
+    """
+    name = "httpx" if settings.provider == "voyageai" else "openai"
+    if name not in sys.modules:
+        threading.Thread(target=_import, args=(name,), name="onetool-code import", daemon=True).start()
+
+
+def _import(name: str) -> None:
+    with contextlib.suppress(ImportError):  # the search's own import says so, in its place
+        importlib.import_module(name)
 
 
 def embed(texts: Sequence[str], settings: Settings, *, batch_size: int | None = None) -> np.ndarray:

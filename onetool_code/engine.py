@@ -49,6 +49,8 @@ class Ranked:
 
 
 def run(settings: Settings, request: Request) -> Ranked:
+    if request.mode in ("semantic", "hybrid"):
+        embeddings.warm_up(settings)
     if request.mode == "lexical":
         for query in request.queries:
             if not lexical.query_tokens(query):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
+import sys
 import time
 
 import pytest
@@ -128,3 +130,23 @@ def test_hybrid_answers_by_words_when_the_api_times_out(sample_index, server):
         f"Note: answered by words only (lexical): The embeddings API at {server.url('slow')} did not answer "
         "within 1 s (tried 1 time)"
     )
+
+
+@pytest.mark.parametrize(("provider", "client"), [("openai", "openai"), ("voyageai", "httpx")])
+def test_the_client_is_imported_in_the_background_while_the_caller_goes_on(tmp_path, provider, client):
+    """A fresh process (the command line) imports the provider's client on another thread, once."""
+    script = f"""
+import sys, threading
+from onetool_code import embeddings, settings
+assert {client!r} not in sys.modules
+chosen = settings.resolve(path={str(tmp_path)!r}, provider={provider!r}, base_url="http://127.0.0.1:9/v1")
+embeddings.warm_up(chosen)
+for importer in [t for t in threading.enumerate() if t.name == "onetool-code import"]:
+    importer.join(60)
+assert {client!r} in sys.modules
+embeddings.warm_up(chosen)  # imported: no second thread
+assert not any(t.name == "onetool-code import" for t in threading.enumerate())
+print("ok")
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout == "ok\n", done.stderr
