@@ -33,7 +33,6 @@ import shutil
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # the dense test server's threads, each with OpenBLAS's pool
@@ -46,6 +45,7 @@ import django_corpus  # noqa: E402
 import hybrid_speed  # noqa: E402
 from tooling.chunkhound_env import ensure_chunkhound  # noqa: E402
 
+from onetool_code import embeddings, settings  # noqa: E402
 from onetool_code.live import QUIET_SECONDS  # noqa: E402
 
 SIZES = (1, 10, 100)
@@ -89,11 +89,9 @@ def ours(root: Path, query: str, base_url: str, cache: Path) -> tuple[float, str
     return seconds, done.stdout
 
 
-def warm_server(base_url: str) -> None:
+def warm_server(root: Path, base_url: str) -> None:
     """One embeddings request, so that the test server's own pages are in memory."""
-    body = json.dumps({"model": "text-embedding-3-small", "input": ["warm"]}).encode()
-    headers = {"Content-Type": "application/json", "Authorization": "Bearer not-needed"}
-    urllib.request.urlopen(urllib.request.Request(f"{base_url}/embeddings", body, headers), timeout=60).read()
+    embeddings.embed(["warm"], settings.resolve(path=str(root), base_url=base_url))
 
 
 def snapshot_status(root: Path, cache: Path) -> dict:
@@ -163,7 +161,7 @@ def main() -> None:
         # what a search reads (Python's modules, the snapshot) within about a minute, so the first search after
         # any pause pays for reading them again: that share of "first / after" is not the refresh's.
         time.sleep(rows[-1]["chunkhound_index_s"])
-        warm_server(url)  # as ChunkHound's run leaves it, so that only our side is cold
+        warm_server(root, url)  # as ChunkHound's run leaves it, so that only our side is cold
         idle_first, _ = ours(root, names[0], url, cache)
         idle_second, _ = ours(root, names[0], url, cache)
         names = edit(root, 1, "b1")

@@ -32,6 +32,7 @@ from onetool_code.spans import note
 # How deep each list of a hybrid search goes before fusion: deep enough that a definition ranked 60th by one
 # ranking and 5th by the other still meets itself.
 HYBRID_DEPTH = 100
+EMBEDDING_MODES = ("semantic", "hybrid")  # the modes that embed the query
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ class Ranked:
 
 
 def run(settings: Settings, request: Request) -> Ranked:
-    if request.mode in ("semantic", "hybrid"):
+    if request.mode in EMBEDDING_MODES:
         embeddings.warm_up(settings)
     if request.mode == "lexical":
         for query in request.queries:
@@ -81,7 +82,7 @@ def _from_snapshot(settings: Settings, request: Request) -> Ranked:
 def _search_snapshot(settings: Settings, request: Request) -> Ranked:
     view = live.view(settings.project_root, settings.db_path)
     held = view.snapshot
-    if request.mode in ("semantic", "hybrid"):
+    if request.mode in EMBEDDING_MODES:
         with contextlib.suppress(ModelNotInIndexError):  # said by _embedded
             held.vectors[embedding_set(held.layout, settings)].prefetch()  # read while the query is embedded
     semantic, notice = _embedded(settings, request, held.layout, held.language_counts)
@@ -157,7 +158,7 @@ def _embedded(
     """The queries' vectors from one embeddings request, when the mode ranks by meaning, and the configured
     model's vectors in the index to compare them with; for hybrid, a notice instead when it cannot embed."""
     check_languages(language_counts, request.filters)
-    if request.mode not in ("semantic", "hybrid"):
+    if request.mode not in EMBEDDING_MODES:
         return None, None
     try:
         chosen = embedding_set(layout, settings)

@@ -138,14 +138,18 @@ def test_the_client_is_imported_in_the_background_while_the_caller_goes_on(tmp_p
     script = f"""
 import sys, threading
 from onetool_code import embeddings, settings
+started = []
+start = threading.Thread.start
+threading.Thread.start = lambda thread: (started.append(thread), start(thread))[1]
 assert {client!r} not in sys.modules
 chosen = settings.resolve(path={str(tmp_path)!r}, provider={provider!r}, base_url="http://127.0.0.1:9/v1")
 embeddings.warm_up(chosen)
-for importer in [t for t in threading.enumerate() if t.name == "onetool-code import"]:
-    importer.join(60)
+(importer,) = started
+assert importer.name == "onetool-code import"
+importer.join(60)
 assert {client!r} in sys.modules
 embeddings.warm_up(chosen)  # imported: no second thread
-assert not any(t.name == "onetool-code import" for t in threading.enumerate())
+assert started == [importer]
 print("ok")
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
