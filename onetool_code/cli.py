@@ -7,7 +7,6 @@ stderr as one ``Error: ...`` line. Exit codes: 0 success (no results included), 
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import sys
@@ -16,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn
 
-from onetool_code import api, parameters
+from onetool_code import api, formatting, parameters
 from onetool_code.errors import OneToolCodeError
 from onetool_code.spans import LOGGER_NAME
 
@@ -114,12 +113,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         with _spans_shown(args):
             result = _run(args)
     except OneToolCodeError as exc:
-        print(f"Error: {exc}", file=sys.stderr)
+        print(formatting.render_error(str(exc), "text"), file=sys.stderr)
         return exc.exit_code
     if result is None:
         return 0
     try:
-        print(result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, indent=2), flush=True)
+        print(formatting.as_text(result), flush=True)  # as the budget measured it
     except BrokenPipeError:
         # The reader stopped reading (``| head``): the rest is not wanted, and that is no error. Python would
         # report the broken pipe again when it flushes stdout at exit, so stdout goes to /dev/null first.

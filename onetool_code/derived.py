@@ -24,11 +24,10 @@ from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
+from onetool_code.schema import WAL_SUFFIX
 from onetool_code.spans import note
 
 CACHE_ENV = "ONETOOL_CODE_CACHE_DIR"
-# DuckDB writes uncommitted changes to ``<file>.wal``; a WAL left beside the file changes what a reader sees.
-WAL_SUFFIX = ".wal"
 
 
 def _default_budget() -> int:
@@ -148,6 +147,11 @@ class Store:
         with self._lock:
             return sum(e.value.nbytes for e in self._entries.values())
 
+    def discard(self, key: Key) -> None:
+        """Forget one entry (it turned out damaged)."""
+        with self._lock:
+            self._entries.pop(key, None)
+
     def clear(self) -> None:
         """Forget everything (memory back to the host; tests start cold)."""
         with self._lock:
@@ -178,6 +182,42 @@ def cache_root() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser() / "onetool-code"
 
 
+# The folders of the cache directory: snapshots, private copies of held indexes, and the machine's locks.
+SUBFOLDERS = ("snapshot", "copies", "locks")
+
+
+def cache_problem() -> str | None:
+    """Why the cache directory must not be used, or None once it and its folders exist, only ours.
+
+    Snapshots hold the project's code, and searches believe what they hold: a cache folder another user owns or
+    can write to would let them read a private project's code or make searches show theirs. So the cache is
+    private to its owner: its folders ``0700`` (made so, or tightened when they are ours), its files ``0600``.
+    """
+    root = cache_root()
+    for path in (root, *(root / name for name in SUBFOLDERS)):
+        try:
+            path.mkdir(mode=0o700, parents=True, exist_ok=True)
+            found = path.stat()
+        except OSError:
+            # No cache can be written there (a file in the way, a read-only disk): snapshots are made and held
+            # in memory only (``publish`` says so), which trusts no one else's files either.
+            return None
+        if found.st_uid != os.geteuid() or path.lstat().st_uid != os.geteuid():
+            return _refused(path, "another user owns it")
+        if found.st_mode & 0o022:
+            return _refused(path, "other users can write to it")
+        if path != root and found.st_mode & 0o077:
+            path.chmod(0o700)
+    return None
+
+
+def _refused(path: Path, why: str) -> str:
+    return (
+        f"the cache folder {path} is not used: {why}, so answers read the index itself. Set {CACHE_ENV} to a "
+        "folder of your own that only you can write to."
+    )
+
+
 def place(key: Key) -> str:
     """The name every state of one index file's derived state starts with."""
     return hashlib.sha256(str(Path(key.db_path).resolve()).encode()).hexdigest()[:16]
@@ -197,7 +237,7 @@ def machine_lock(key: Key) -> Iterator[None]:
     locks = cache_root() / "locks"
     with _THREAD_LOCKS.setdefault(str(key), threading.Lock()):
         try:
-            locks.mkdir(parents=True, exist_ok=True)
+            locks.mkdir(mode=0o700, parents=True, exist_ok=True)
             fd = os.open(locks / f"{key.kind}-{place(key)}.lock", os.O_RDWR | os.O_CREAT, 0o600)
         except OSError as exc:  # no cache directory to share: this process works alone
             note(f"no machine lock in {locks}: {exc}")
@@ -221,18 +261,79 @@ def disk_usage(kind: str) -> int:
 
 def publish(target: Path, write: Callable[[Path], None], keep: Path | None = None) -> bool:
     """``write`` into a private folder, then rename it into place (a reader never sees half a folder), and
-    remove the folders of the file's earlier states but ``keep`` (the base a delta snapshot joins). A cache that
-    cannot be written only slows the next search: False says so."""
-    temporary = target.with_name(f"{target.name}.tmp-{os.getpid()}-{threading.get_ident()}")
+    remove the folders of the file's earlier states but ``keep`` (the base a delta snapshot joins), and those
+    that writers killed while writing left. A cache that cannot be written only slows the next search: False
+    says so.
+
+    What is published is on disk first (every file and folder flushed, then the rename, then the parent): after a
+    crash or a power cut a published folder is whole. A folder already at ``target`` did not load (it is only
+    ever published once per state, under the machine lock), so it is set aside.
+    """
+    temporary = target.with_name(f"{target.name}{_PRIVATE}{os.getpid()}-{threading.get_ident()}")
     try:
-        temporary.mkdir(parents=True)
+        _remove_dead_writers(target.parent)
+        temporary.mkdir(mode=0o700, parents=True)
         write(temporary)
+        _private_and_flushed(temporary)
         first = target.name.split("-")[0]
         for earlier in target.parent.glob(f"{first}-*"):
-            if earlier.name != target.name and earlier != keep and ".tmp-" not in earlier.name:
-                shutil.rmtree(earlier, ignore_errors=True)
+            if earlier.name != target.name and earlier != keep and _PRIVATE not in earlier.name:
+                set_aside(earlier)
+        if target.exists():
+            set_aside(target)
         temporary.rename(target)
+        _flush(target.parent)
     except OSError:
         shutil.rmtree(temporary, ignore_errors=True)
         return False
     return True
+
+
+_PRIVATE = ".tmp-"  # ``<name>.tmp-PID-THREAD``: a folder being written, or being removed
+
+
+def set_aside(published: Path) -> None:
+    """Take a published folder out of readers' sight at once (a rename), then remove it. A process that maps
+    its files keeps them until it lets go."""
+    aside = published.with_name(f"{published.name}{_PRIVATE}{os.getpid()}-{threading.get_ident()}")
+    try:
+        published.rename(aside)
+    except OSError:
+        return  # gone already: another process set it aside
+    shutil.rmtree(aside, ignore_errors=True)
+
+
+def dead(pid: str) -> bool:
+    """Whether the process of this number has ended (the number is read from a folder's name)."""
+    if not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False  # it exists, as another user's
+    return False
+
+
+def _remove_dead_writers(parent: Path) -> None:
+    """Private folders of processes that were killed while they wrote (a snapshot of 28,766 chunks is 200 MB)."""
+    for left in parent.glob(f"*{_PRIVATE}*") if parent.is_dir() else ():
+        if dead(left.name.rpartition(_PRIVATE)[2].split("-")[0]):
+            shutil.rmtree(left, ignore_errors=True)
+
+
+def _private_and_flushed(folder: Path) -> None:
+    """Every file ``0600`` and folder ``0700``, each flushed to disk, the deepest first."""
+    for path in sorted(folder.rglob("*"), key=lambda p: len(p.parts), reverse=True):
+        path.chmod(0o700 if path.is_dir() else 0o600)
+        _flush(path)
+    _flush(folder)
+
+
+def _flush(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

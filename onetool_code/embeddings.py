@@ -8,15 +8,15 @@
 
 With ``embedding.client_side_truncation`` the model's full vectors are cut to ``output_dims`` and scaled back to
 unit length here, as ChunkHound does. Every query text of a call goes in a single request (``search_batch``
-included). ``timeout`` is the budget of the whole request, retries included: 429, 5xx and connection failures
-are retried at most ``MAX_RETRIES`` times while time is left, so a server that accepts and never answers costs
-the timeout, not three of them. A client is built once per process (per base URL and key for ``openai``):
-building one costs ~40 ms (an SSL context), more than a warm search.
+included). ``timeout`` bounds the whole request, retries included, and every byte of it (``transport.within``: a
+server that trickles its answer is cut off): 429, 5xx and broken connections are retried at most
+``MAX_RETRIES`` times while time is left; a refused connection or a name that does not resolve is not, so a
+stopped local server costs hybrid nothing. A client is built once per process (per base URL and key for
+``openai``): building one costs ~40 ms (an SSL context), more than a warm search.
 """
 
 from __future__ import annotations
 
-import atexit
 import base64
 import contextlib
 import hashlib
@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from onetool_code import settings as config
+from onetool_code import transport
 from onetool_code.errors import EmbeddingError, MissingKeyError
 from onetool_code.settings import MAX_RETRIES, PROJECT_CONFIG, Settings
 
@@ -63,13 +64,16 @@ def _import(name: str) -> None:
         importlib.import_module(name)
 
 
-def embed(texts: Sequence[str], settings: Settings, *, batch_size: int | None = None) -> np.ndarray:
+def embed(
+    texts: Sequence[str], settings: Settings, *, batch_size: int | None = None, budget: transport.Budget | None = None
+) -> np.ndarray:
     """Vectors for ``texts`` as a float32 matrix, one row per text, in order.
 
-    One request for everything unless ``batch_size`` is given (the indexer's bulk loads).
+    One request for everything unless ``batch_size`` is given (the indexer's bulk loads, each batch with a
+    timeout of its own). ``budget``: the search's time on the network, shared with its reranking.
     """
-    if settings.unsupported is not None:
-        raise EmbeddingError(settings.unsupported)
+    if settings.unusable is not None:
+        raise EmbeddingError(settings.unusable)
     key, key_source = config.api_key(settings)
     if key is None and settings.base_url is None:
         raise MissingKeyError(missing_key(settings))
@@ -77,7 +81,9 @@ def embed(texts: Sequence[str], settings: Settings, *, batch_size: int | None = 
     step = batch_size or max(len(texts), 1)
     rows: list[np.ndarray] = []
     for start in range(0, len(texts), step):
-        rows.extend(request(list(texts[start : start + step]), settings, str(key or _PLACEHOLDER_KEY), key_source))
+        batch = list(texts[start : start + step])
+        limit = budget or transport.Budget(settings.timeout)
+        rows.extend(request(batch, settings, str(key or _PLACEHOLDER_KEY), key_source, limit.deadline()))
     vectors = np.vstack(rows) if rows else np.zeros((0, 0), dtype=np.float32)
     if settings.client_side_truncation and settings.output_dims is not None and vectors.size:
         if vectors.shape[1] < settings.output_dims:
@@ -101,47 +107,32 @@ _clients_lock = threading.Lock()
 BACKOFF_SECONDS = (0.5, 1.0)  # before the first and the second retry
 
 
-def _openai_request(texts: list[str], settings: Settings, key: str, key_source: str) -> list[np.ndarray]:
-    return _request(_client(settings.base_url, key), texts, settings, key_source)
-
-
-def _client(base_url: str | None, key: str) -> Any:
-    """The process's client for this server and key (the key is kept by its hash, not as a dict key)."""
-    import openai
-
-    slot = (base_url, hashlib.sha256(key.encode()).hexdigest())
-    with _clients_lock:
-        client = _clients.get(slot)
-        if client is None:
-            client = _clients[slot] = openai.OpenAI(api_key=key, base_url=base_url, max_retries=0)
-        return client
-
-
-def _request(client: Any, texts: list[str], settings: Settings, key_source: str) -> list[np.ndarray]:
+def _openai_request(
+    texts: list[str], settings: Settings, key: str, key_source: str, deadline: float
+) -> list[np.ndarray]:
     import openai
 
     where = settings.base_url or "api.openai.com"
-    deadline = time.monotonic() + settings.timeout
+    slot = (settings.base_url, hashlib.sha256(key.encode()).hexdigest())
+    dims = _server_dims(settings)
     attempts = 0
     while True:
         attempts += 1
+        client = _client(slot, key)
+        timeout = max(deadline - time.monotonic(), 0.001)
+
+        def create(client: Any = client, timeout: float = timeout) -> Any:
+            extra = {"dimensions": dims} if dims is not None else {}
+            return client.embeddings.create(model=settings.model, input=texts, timeout=timeout, **extra)
+
         try:
-            dims = _server_dims(settings)
-            response = client.embeddings.create(
-                model=settings.model,
-                input=texts,
-                timeout=max(deadline - time.monotonic(), 0.001),
-                **({"dimensions": dims} if dims is not None else {}),
-            )
+            response = transport.within(deadline, create, lambda: _discard(slot))
             break
-        except openai.APITimeoutError as exc:
-            tried = f"tried {attempts} time{'s' if attempts > 1 else ''}"
-            raise EmbeddingError(
-                f"The embeddings API at {where} did not answer within {settings.timeout:g} s ({tried})."
-            ) from exc
+        except (transport.Stalled, openai.APITimeoutError) as exc:
+            raise _timed_out(where, settings, attempts) from exc
         except (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError) as exc:
             wait = BACKOFF_SECONDS[attempts - 1] if attempts <= MAX_RETRIES else None
-            if wait is None or time.monotonic() + wait >= deadline:
+            if wait is None or transport.refused(exc) or time.monotonic() + wait >= deadline:
                 raise _failure(exc, where, settings, key_source, attempts) from exc
             time.sleep(wait)
         except openai.OpenAIError as exc:
@@ -162,12 +153,36 @@ def _request(client: Any, texts: list[str], settings: Settings, key_source: str)
         raise EmbeddingError(f"The embeddings API at {where} sent a response that is not an embeddings list.") from exc
 
 
+def _client(slot: tuple[str | None, str], key: str) -> Any:
+    """The process's client for this server and key (the key is kept by its hash, not as a dict key)."""
+    import openai
+
+    with _clients_lock:
+        client = _clients.get(slot)
+        if client is None:
+            client = _clients[slot] = openai.OpenAI(api_key=key, base_url=slot[0], max_retries=0)
+        return client
+
+
+def _discard(slot: tuple[str | None, str]) -> None:
+    """Close the client of a server that stalled a request (``transport.within``); the next builds a new one."""
+    with _clients_lock:
+        client = _clients.pop(slot, None)
+    if client is not None:
+        client.close()
+
+
+def _timed_out(where: str, settings: Settings, attempts: int) -> EmbeddingError:
+    tried = f"tried {attempts} time{'s' if attempts > 1 else ''}"
+    return EmbeddingError(f"The embeddings API at {where} did not answer within {settings.timeout:g} s ({tried}).")
+
+
 def _failure(exc: Exception, where: str, settings: Settings, key_source: str, attempts: int) -> EmbeddingError:
     """Our message for a failed ``openai`` request."""
     import openai
 
     if isinstance(exc, openai.APIConnectionError):
-        return EmbeddingError(f"Cannot reach the embeddings API at {where}: {exc.__cause__ or exc}")
+        return EmbeddingError(f"Cannot reach the embeddings API at {where}: {transport.reason(exc)}")
     if isinstance(exc, openai.APIStatusError):
         return _status_failure(
             exc.status_code, _message(getattr(exc, "body", None), exc), where, settings, key_source, attempts
@@ -213,23 +228,10 @@ def _message(body: object, fallback: object) -> str:
 
 # -- VoyageAI ----------------------------------------------------------------------------------------------------
 
-_http: Any = None
-_http_lock = threading.Lock()
 
-
-def http() -> Any:
-    """The process's ``httpx`` client (VoyageAI and the rerankers); the key travels per request."""
-    global _http
-    import httpx
-
-    with _http_lock:
-        if _http is None:
-            _http = httpx.Client()
-            atexit.register(_http.close)  # else the interpreter warns of its open sockets at exit
-        return _http
-
-
-def _voyage_request(texts: list[str], settings: Settings, key: str, key_source: str) -> list[np.ndarray]:
+def _voyage_request(
+    texts: list[str], settings: Settings, key: str, key_source: str, deadline: float
+) -> list[np.ndarray]:
     import httpx
 
     where = settings.endpoint
@@ -242,24 +244,19 @@ def _voyage_request(texts: list[str], settings: Settings, key: str, key_source: 
     }
     if _server_dims(settings) is not None:
         body["output_dimension"] = _server_dims(settings)
-    deadline = time.monotonic() + settings.timeout
     attempts = 0
     while True:
         attempts += 1
         try:
-            response = http().post(
-                f"{where}/embeddings",
-                json=body,
-                headers={"Authorization": f"Bearer {key}"},
-                timeout=max(deadline - time.monotonic(), 0.001),
+            response = transport.post(
+                f"{where}/embeddings", json=body, headers={"Authorization": f"Bearer {key}"}, deadline=deadline
             )
-        except httpx.TimeoutException as exc:
-            tried = f"tried {attempts} time{'s' if attempts > 1 else ''}"
-            raise EmbeddingError(
-                f"The embeddings API at {where} did not answer within {settings.timeout:g} s ({tried})."
-            ) from exc
+        except (transport.Stalled, httpx.TimeoutException) as exc:
+            raise _timed_out(where, settings, attempts) from exc
         except httpx.TransportError as exc:
-            failure = EmbeddingError(f"Cannot reach the embeddings API at {where}: {exc}")
+            failure = EmbeddingError(f"Cannot reach the embeddings API at {where}: {transport.reason(exc)}")
+            if transport.refused(exc):
+                raise failure from exc
         else:
             if response.status_code == 200:
                 return _voyage_vectors(response, where, len(texts))

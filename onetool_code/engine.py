@@ -20,7 +20,19 @@ from pathlib import Path
 
 import numpy as np
 
-from onetool_code import embeddings, index, lexical, live, lookup, ranking, reranking, retrievers, snapshot
+from onetool_code import (
+    derived,
+    embeddings,
+    index,
+    lexical,
+    live,
+    lookup,
+    ranking,
+    reranking,
+    retrievers,
+    snapshot,
+    transport,
+)
 from onetool_code.errors import BadInputError, EmbeddingError, MissingKeyError, ModelNotInIndexError
 from onetool_code.hits import Hit
 from onetool_code.request import Request
@@ -50,6 +62,9 @@ class Ranked:
 
 
 def run(settings: Settings, request: Request) -> Ranked:
+    """The ranked hits of one call. Its requests to servers (embeddings, then reranking) share one
+    ``settings.timeout``: no server can hold a search longer."""
+    network = transport.Budget(settings.timeout)
     if request.mode in EMBEDDING_MODES:
         embeddings.warm_up(settings)
     if request.mode == "lexical":
@@ -58,36 +73,41 @@ def run(settings: Settings, request: Request) -> Ranked:
                 raise BadInputError(
                     f"query {query!r} has no word of two or more letters or digits to search for in lexical mode"
                 )
-    if settings.cache:
-        return _from_snapshot(settings, request)
+    uncached = derived.cache_problem() if settings.cache else None
+    if settings.cache and uncached is None:
+        return _from_snapshot(settings, request, network)
     with index.connect(settings.project_root, settings.db_path) as con:  # closed before the embeddings request
         layout, counts = index.layout(con, settings.db_path), index.language_counts(con)
-    semantic, notice = _embedded(settings, request, layout, counts)
+    semantic, notice = _embedded(settings, request, layout, counts, network)
     with index.connect(settings.project_root, settings.db_path) as con:
         lists = _rank(retrievers.FromIndex(con, settings.db_path), request, semantic, settings.project_root)
-    lists, reranked = _reranked(settings, request, lists)
-    return _finish(request, lists, "; ".join(n for n in (notice, reranked) if n) or None)
+    lists, reranked = _reranked(settings, request, lists, network)
+    return _finish(request, lists, "; ".join(n for n in (uncached, notice, reranked) if n) or None)
 
 
-def _from_snapshot(settings: Settings, request: Request) -> Ranked:
+def _from_snapshot(settings: Settings, request: Request, network: transport.Budget) -> Ranked:
     try:
-        return _search_snapshot(settings, request)
+        return _search_snapshot(settings, request, network)
     except snapshot.Superseded:
         # Another process published the file's new state during this search (the embeddings request is the long
         # part) and removed this snapshot's folder before its lexical index was loaded: search the new one.
         note("the snapshot was superseded during the search: searched again in the new one")
-        return _search_snapshot(settings, request)
+        return _search_snapshot(settings, request, network)
+    except snapshot.Damaged as exc:
+        note(f"{exc}: searched again")
+        live.forget(settings.db_path)
+        return _search_snapshot(settings, request, network)
 
 
-def _search_snapshot(settings: Settings, request: Request) -> Ranked:
+def _search_snapshot(settings: Settings, request: Request, network: transport.Budget) -> Ranked:
     view = live.view(settings.project_root, settings.db_path)
     held = view.snapshot
     if request.mode in EMBEDDING_MODES:
         with contextlib.suppress(ModelNotInIndexError):  # said by _embedded
             held.vectors[embedding_set(held.layout, settings)].prefetch()  # read while the query is embedded
-    semantic, notice = _embedded(settings, request, held.layout, held.language_counts)
+    semantic, notice = _embedded(settings, request, held.layout, held.language_counts, network)
     lists = _rank(retrievers.FromSnapshot(held), request, semantic, settings.project_root)
-    lists, reranked = _reranked(settings, request, lists)
+    lists, reranked = _reranked(settings, request, lists, network)
     return _finish(request, lists, "; ".join(n for n in (view.notice, notice, reranked) if n) or None)
 
 
@@ -126,7 +146,9 @@ def _rank(
     return ranked
 
 
-def _reranked(settings: Settings, request: Request, lists: list[list[Hit]]) -> tuple[list[list[Hit]], str | None]:
+def _reranked(
+    settings: Settings, request: Request, lists: list[list[Hit]], network: transport.Budget
+) -> tuple[list[list[Hit]], str | None]:
     """Each hybrid list with its fused top reordered by the configured reranker (``request.rerank`` None: when
     one is configured), and a notice when it could not be."""
     reranker = settings.reranker
@@ -145,7 +167,8 @@ def _reranked(settings: Settings, request: Request, lists: list[list[Hit]]) -> t
         return lists, f"not reranked: {reranker.problem}"
     try:
         return [
-            reranking.rerank(q, hits, settings, reranker) for q, hits in zip(request.queries, lists, strict=True)
+            reranking.rerank(q, hits, settings, reranker, network)
+            for q, hits in zip(request.queries, lists, strict=True)
         ], None
     except reranking.RerankError as exc:
         note(f"rerank failed: {exc}")
@@ -153,7 +176,11 @@ def _reranked(settings: Settings, request: Request, lists: list[list[Hit]]) -> t
 
 
 def _embedded(
-    settings: Settings, request: Request, layout: index.Layout, language_counts: Sequence[tuple[str, int, int]]
+    settings: Settings,
+    request: Request,
+    layout: index.Layout,
+    language_counts: Sequence[tuple[str, int, int]],
+    network: transport.Budget,
 ) -> tuple[Semantic | None, str | None]:
     """The queries' vectors from one embeddings request, when the mode ranks by meaning, and the configured
     model's vectors in the index to compare them with; for hybrid, a notice instead when it cannot embed."""
@@ -162,7 +189,7 @@ def _embedded(
         return None, None
     try:
         chosen = embedding_set(layout, settings)
-        vectors = embeddings.embed(request.queries, settings)
+        vectors = embeddings.embed(request.queries, settings, budget=network)
         if vectors.shape[1] != chosen.dims:
             raise EmbeddingError(
                 f"{settings.provider}/{settings.model} returned {vectors.shape[1]}-dimensional vectors, but the "

@@ -28,7 +28,16 @@ INDENT = "  "  # before a result's detail lines
 def render_error(message: str, fmt: object) -> str | dict[str, str]:
     if str(fmt).strip().lower() in {"json", "compact"}:
         return {"error": message}
-    return f"Error: {message}"
+    return f"Error: {shown(message)}"
+
+
+def shown(text: str) -> str:
+    """``text`` for one line of a text answer: a character that is not printable (a line break, a terminal escape
+    code, a bidirectional override) is written as its escape (``\\n``, ``\\x1b``, ``\\u202e``), so that a
+    repository's file names cannot forge a result line or hide one. Tabs stay."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() or ch == "\t" else ch.encode("unicode_escape").decode("ascii") for ch in text)
 
 
 @dataclass
@@ -49,7 +58,7 @@ def render_search(
 ) -> str | dict[str, Any]:
     """The answer from shaped results; ``notice`` (``engine.Ranked.notice``) is said first when given."""
     if not results and request.format == "text":
-        return "\n".join((f"No results found for: {_echo(request)}", *((f"Note: {notice}",) if notice else ())))
+        return "\n".join((f"No results found for: {_echo(request)}", *((f"Note: {shown(notice)}",) if notice else ())))
     view = _View(results, [r.content is not None for r in results], [True] * len(results), len(results))
     view.notice = notice
     answer = _render(view, request, next_offset)
@@ -117,13 +126,13 @@ def _numbers(numbers: list[int]) -> str:
 
 
 def _size(answer: str | dict[str, Any]) -> int:
-    if isinstance(answer, str):
-        return len(answer.encode("utf-8"))
-    return len(_dumps(answer).encode("utf-8"))
+    return len(as_text(answer).encode("utf-8"))
 
 
-def _dumps(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+def as_text(answer: str | list[Any] | dict[str, Any]) -> str:
+    """An answer as every entry point sends it: text as it is, JSON compactly, as OneTool serialises it and as
+    the byte budget counts it."""
+    return answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False, separators=(",", ":"))
 
 
 def _echo(request: Request, limit: int = QUERY_ECHO_CHARS) -> str:
@@ -234,13 +243,13 @@ def _text(view: _View, request: Request, next_offset: int | None) -> str:
     else:
         out = [f"Found {total} {noun} for: {_echo(request)}"]
     if view.notice:
-        out.append(f"Note: {view.notice}")
+        out.append(f"Note: {shown(view.notice)}")
     path = None
     for i in range(view.shown):
         result = view.results[i]
         grouped = result.file_result_count > 1
         if grouped and result.file_path != path:
-            out.append(result.file_path)
+            out.append(shown(result.file_path))
         path = result.file_path
         out.extend(_text_result(view, i, request, grouped))
     if next_offset is not None:
@@ -258,23 +267,23 @@ def _text_result(view: _View, i: int, request: Request, grouped: bool) -> list[s
     extras = f"{r.score:.2f}" + (f", q{','.join(map(str, r.queries))}" if request.batch else "")
     lines_of = f"{r.start_line}" if r.start_line == r.end_line else f"{r.start_line}-{r.end_line}"
     place = f":{lines_of}" if grouped else f"{r.file_path}:{lines_of}"
-    lines = [f"{i + 1}. {place} {what} ({extras})"]
+    lines = [shown(f"{i + 1}. {place} {what} ({extras})")]
     defined = [entry for entry in r.definitions.split(", ") if entry and entry.partition(" ")[2] != r.name]
     if defined:
-        lines.append(f"{INDENT}defines: {_short_definitions(defined)}")
-    shown = view.preview[i] and not view.content[i]
-    if shown:
+        lines.append(shown(f"{INDENT}defines: {_short_definitions(defined)}"))
+    previewing = view.preview[i] and not view.content[i]
+    if previewing:
         for index in r.preview:
-            text = _cut(r.lines[index].strip(), PREVIEW_LINE_CHARS)
+            text = shown(_cut(r.lines[index].strip(), PREVIEW_LINE_CHARS))
             lines.append(f"{INDENT}{r.start_line + index}: {text}" if r.numbered else f"{INDENT}| {text}")
-    previewed = {r.start_line + index for index in r.preview} if shown else set()
+    previewed = {r.start_line + index for index in r.preview} if previewing else set()
     rest = [n for n in r.match_lines if n not in previewed]
     if rest:
         lines.append(f"{INDENT}matches: {_ranges(rest)}")
     if view.content[i]:
         lines.extend(_text_code(view, i))
     if r.note:
-        lines.append(f"{INDENT}note: {r.note}")
+        lines.append(shown(f"{INDENT}note: {r.note}"))
     return lines
 
 
@@ -290,7 +299,9 @@ def _text_code(view: _View, i: int) -> list[str]:
         more = r.content_lines - len(code)
         if r.numbered:
             shown_end = r.content_start + len(code) - 1
-            lines.append(f"{INDENT}... {more} more lines: read {r.file_path}:{shown_end + 1}-{r.content_last_line}")
+            lines.append(
+                shown(f"{INDENT}... {more} more lines: read {r.file_path}:{shown_end + 1}-{r.content_last_line}")
+            )
         else:
             lines.append(f"{INDENT}... {more} more lines of the indexed code")
     return lines
@@ -335,7 +346,7 @@ def render_status(report: StatusReport, fmt: str) -> str | dict[str, Any]:
     ]
     if report.locked_by:
         lines.append(f"In use: yes, {report.locked_by}")
-        return "\n".join(lines)
+        return "\n".join(map(shown, lines))
     lines.append(f"Files: {report.files:,}, chunks: {report.chunks:,}")
     if report.embedding_sets:
         lines.append("Embeddings: " + "; ".join(s.describe() for s in report.embedding_sets))
@@ -353,12 +364,25 @@ def render_status(report: StatusReport, fmt: str) -> str | dict[str, Any]:
         )
     held = report.snapshot
     written = held is not None and held.notice is not None and "is being updated by" in held.notice
-    lines.append(f"In use by ChunkHound: {'yes, ' + held.notice if written and held else 'no'}")
+    lines.append(f"In use by ChunkHound: {_in_use(report, written)}")
     if held and held.notice and not written:
         lines.append(f"Refresh: {held.notice}")
     lines.append(f"Snapshot: {_snapshot(held)}")
     lines.extend(f"Note: {note}" for note in report.notes)
-    return "\n".join(lines)
+    return "\n".join(map(shown, lines))  # the index's sidecar names a root: the repository's text
+
+
+def _in_use(report: StatusReport, written: bool) -> str:
+    """Whether a process holds the index read-write, and what this answer was read from meanwhile."""
+    held = report.snapshot
+    if written and held is not None:
+        return f"yes, {held.notice}"
+    if report.held_by is None or held is None:
+        return "no"
+    pid, program = report.held_by
+    made = time.strftime("%H:%M:%S", time.localtime(held.created))
+    source = f"a copy of it taken at {made}" if held.copy_seconds else f"the snapshot of {made}"
+    return f"yes, {program} (PID {pid}) holds it read-write; this answer is from {source}"
 
 
 def _status_data(report: StatusReport) -> dict[str, Any]:
@@ -368,6 +392,7 @@ def _status_data(report: StatusReport) -> dict[str, Any]:
         "size_bytes": report.size_bytes,
         "age_seconds": round(report.age_seconds),
         "in_use": report.locked_by,
+        "held_by": None if report.held_by is None else {"pid": report.held_by[0], "program": report.held_by[1]},
     }
     if report.locked_by is None:
         data.update(

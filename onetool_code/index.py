@@ -16,6 +16,8 @@ import os
 import re
 import struct
 import sys
+import threading
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -26,11 +28,15 @@ from typing import TYPE_CHECKING, Any
 from onetool_code import schema
 from onetool_code.errors import IndexLockedError, IndexUnreadableError, NotIndexedError
 from onetool_code.hits import FileRow, FileState, Hit
+from onetool_code.reading import is_regular
 
 if TYPE_CHECKING:
     import duckdb
     import numpy as np
 
+# Index files this process has open, by path: ``writer`` must not probe them (see there).
+_OPEN: Counter[str] = Counter()
+_OPEN_LOCK = threading.Lock()
 # Linux's struct flock: l_type, l_whence, l_start, l_len, l_pid (and padding).
 _FLOCK = "hhqqi4x"
 _LOCK = re.compile(r"Conflicting lock is held in (?P<exe>.*?) \(PID (?P<pid>\d+)\)")
@@ -70,8 +76,11 @@ def writer(db_path: Path) -> int | None:
     """
     if not sys.platform.startswith("linux"):
         return None
+    with _OPEN_LOCK:
+        if _OPEN[str(db_path)]:
+            return None  # open here: no writer can hold it, and closing the probe would drop this process's lock
     try:
-        fd = os.open(db_path, os.O_RDONLY)
+        fd = os.open(db_path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return None  # unreadable: opening it with DuckDB says so in its own words
     try:
@@ -82,11 +91,18 @@ def writer(db_path: Path) -> int | None:
     return None if kind == fcntl.F_UNLCK else int(pid)
 
 
+def process_name(pid: int) -> str:
+    """A process's program name (``/proc/PID/comm``), when the system says it."""
+    try:
+        return Path(f"/proc/{pid}/comm").read_text(encoding="utf-8").strip()
+    except OSError:
+        return ""
+
+
 def not_indexed(project_root: Path, db_path: Path) -> NotIndexedError:
     return NotIndexedError(
-        f"Project not indexed. Run: chunkhound index {project_root}\n"
-        f"Expected database at: {db_path}\n"
-        f"(or build a compatible index with: python -m onetool_code index {project_root})"
+        f"Project not indexed. Run: chunkhound index {project_root} (expected database at: {db_path}; or build "
+        f"a compatible index with: python -m onetool_code index {project_root})"
     )
 
 
@@ -107,6 +123,11 @@ def check_file(project_root: Path, db_path: Path) -> None:
         raise IndexUnreadableError(
             f"{db_path} is a directory, not an index file (expected {schema.DB_FILE_NAME} inside it?)"
         )
+    # A FIFO or a device in the place of the file or of its WAL (which DuckDB opens too) would block the open.
+    wal = db_path.with_name(db_path.name + schema.WAL_SUFFIX)
+    for path in (db_path, wal):
+        if (path == db_path or path.exists() or path.is_symlink()) and not is_regular(path):
+            raise IndexUnreadableError(f"{path} is not a regular file, so not part of an index")
 
 
 @contextmanager
@@ -125,6 +146,8 @@ def session(
     indexer's for writing); closed on every path out."""
     import duckdb
 
+    with _OPEN_LOCK:
+        _OPEN[str(db_path)] += 1
     try:
         con = duckdb.connect(
             str(db_path),
@@ -132,6 +155,7 @@ def session(
             config={"autoinstall_known_extensions": False, "autoload_known_extensions": False, **(config or {})},
         )
     except duckdb.Error as exc:
+        _closed(db_path)
         raise _translate(db_path, exc, read_only) from exc
     try:
         # DuckDB draws a progress bar on stdout for slow queries; inside OneTool stdout is the MCP channel.
@@ -143,6 +167,12 @@ def session(
         raise _translate(db_path, exc, read_only) from exc
     finally:
         con.close()
+        _closed(db_path)
+
+
+def _closed(db_path: Path) -> None:
+    with _OPEN_LOCK:
+        _OPEN[str(db_path)] -= 1
 
 
 def _about_the_file(exc: Exception) -> bool:

@@ -87,6 +87,11 @@ def refresh_in_background() -> None:
     _background = True
 
 
+def forget(db_path: Path) -> None:
+    """Let go of the snapshot this process holds of the file (it turned out damaged): the next view reads it."""
+    STORE.discard(Key(KIND, str(db_path)))
+
+
 def refreshing(db_path: Path) -> float | None:
     """When this process's background refresh of the file started, if one is running."""
     with _JOBS_LOCK:
@@ -165,7 +170,9 @@ def _refresh(project_root: Path, db_path: Path, key: Key) -> View:
             except private_copy.CopyError as exc:
                 last = last or _last(key, db_path)
                 if last is None:
-                    raise index.locked(db_path, str(holder), _process_name(holder)) from exc
+                    raise IndexLockedError(
+                        f"the index is in use by {_who(holder)} and cannot be copied to be read: {exc}"
+                    ) from exc
                 return View(last, f"{exc}; this answer is from {_when(last)}")
 
 
@@ -296,16 +303,13 @@ def _prune() -> None:
                 shutil.rmtree(meta.parent, ignore_errors=True)
 
 
-def _process_name(pid: int | None) -> str:
-    """The writer's program name (``/proc/PID/comm``), when the system says it."""
-    try:
-        return Path(f"/proc/{pid}/comm").read_text(encoding="utf-8").strip()
-    except OSError:
-        return ""
+def _who(pid: int | None) -> str:
+    name = index.process_name(pid) if pid is not None else ""
+    return f"{name or 'another process'} (PID {pid})"
 
 
 def _being_written(pid: int | None, last: Snapshot) -> str:
-    name = _process_name(pid)
+    name = index.process_name(pid) if pid is not None else ""
     who = "ChunkHound" if "chunkhound" in name.lower() else (name or "another process")
     return f"the index is being updated by {who} (PID {pid}); this answer is from {_when(last)}"
 

@@ -5,27 +5,28 @@ writing to file descriptor 1) breaks the client's JSON-RPC stream. So the server
 duplicate of the real stdout and points descriptor 1, and with it ``sys.stdout``, at stderr while it runs.
 
 Like the pack, it answers from snapshots and never holds the index, so ChunkHound can index or watch the project
-while the server runs; the snapshots it has mapped stay mapped as long as it runs. Each call runs in a worker
-thread, so a slow
-embeddings request does not hold up the protocol (pings, cancellations, other calls).
+while the server runs; the snapshots it has mapped stay mapped as long as it runs. Each call runs on a thread of
+its own, so a slow embeddings request does not hold up the protocol (pings, cancellations, other calls), and the
+server exits when its input closes, whatever a call is doing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import inspect
-import json
 import os
 import sys
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib.metadata import version
 from typing import Any, TextIO
 
 import anyio
-import anyio.to_thread
+import anyio.from_thread
+import anyio.lowlevel
 import mcp.types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
@@ -128,13 +129,32 @@ async def _call(tool: Tool, arguments: Mapping[str, Any]) -> types.CallToolResul
     # A JSON null is how many clients leave an optional argument out.
     given = {name: value for name, value in arguments.items() if value is not None}
     accepted = [p.name for p in tool.parameters]
-    outcome = await anyio.to_thread.run_sync(api.call, tool.run, given, accepted)
+    outcome = await _on_daemon_thread(functools.partial(api.call, tool.run, given, accepted))
     if outcome.error is not None:
         return _result(formatting.render_error(outcome.error, "text"), error=True)
-    answer = outcome.answer
     # json and compact answers are dicts: sent as compact JSON text, as OneTool sends them.
-    text = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False, separators=(",", ":"))
-    return _result(text, error=False)
+    return _result(formatting.as_text(outcome.answer), error=False)
+
+
+async def _on_daemon_thread(call: Callable[[], api.Outcome]) -> api.Outcome:
+    """``call()`` on a daemon thread of its own, awaited. When the client goes away, the server cancels the calls
+    in flight and exits: a thread cannot be stopped, and a call may wait on a slow server for its whole timeout,
+    so the thread is left behind, and being a daemon it does not hold up the exit (anyio's worker threads
+    would)."""
+    finished = anyio.Event()
+    token = anyio.lowlevel.current_token()
+    outcome: list[api.Outcome] = []
+
+    def run() -> None:
+        try:
+            outcome.append(call())  # api.call never raises
+        finally:
+            with contextlib.suppress(RuntimeError):  # the event loop has closed: nobody is waiting any more
+                anyio.from_thread.run_sync(finished.set, token=token)
+
+    threading.Thread(target=run, name="onetool-code call", daemon=True).start()
+    await finished.wait()
+    return outcome[0]
 
 
 def _result(text: str, *, error: bool) -> types.CallToolResult:
@@ -185,7 +205,7 @@ def serve(
     anyio.run(run)
 
 
-@contextmanager
+@contextlib.contextmanager
 def _stdout_for_protocol_only() -> Iterator[TextIO]:
     """A duplicate of the real stdout for protocol messages; descriptor 1 points at stderr meanwhile."""
     sys.stdout.flush()

@@ -20,8 +20,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from onetool_code.derived import WAL_SUFFIX, Signature, cache_root
+from onetool_code.derived import Signature, cache_root, dead
 from onetool_code.errors import IndexUnreadableError
+from onetool_code.schema import WAL_SUFFIX
 
 FOLDER = "copies"
 ATTEMPTS = 3  # copies tried before giving up on a file that changes while it is copied
@@ -57,7 +58,7 @@ def _take(db_path: Path, folder: Path) -> Copy:
     wal = db_path.with_name(db_path.name + WAL_SUFFIX)
     for _ in range(ATTEMPTS):
         shutil.rmtree(folder, ignore_errors=True)
-        folder.mkdir(parents=True)
+        folder.mkdir(mode=0o700, parents=True)
         before = Signature.of(db_path)
         needed = before.size + (before.wal[0] if before.wal else 0)
         free = shutil.disk_usage(folder).free
@@ -84,7 +85,10 @@ def _take(db_path: Path, folder: Path) -> Copy:
 
 def _copy(source: Path, target: Path) -> bool:
     """A copy-on-write clone where the file system offers one, else a byte copy (in the kernel: sendfile)."""
-    with source.open("rb") as src, target.open("wb") as dst:
+    with (
+        source.open("rb") as src,
+        os.fdopen(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as dst,
+    ):
         try:
             fcntl.ioctl(dst.fileno(), _FICLONE, src.fileno())
             return True
@@ -98,6 +102,5 @@ def _copy(source: Path, target: Path) -> bool:
 def _remove_orphans(root: Path) -> None:
     """Copies left by processes that died while copying (their PID is the folder name's first part)."""
     for folder in root.glob("*-*") if root.is_dir() else ():
-        pid = folder.name.split("-")[0]
-        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+        if dead(folder.name.split("-")[0]):
             shutil.rmtree(folder, ignore_errors=True)

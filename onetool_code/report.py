@@ -9,6 +9,7 @@ from pathlib import Path
 
 from onetool_code import derived, index, live, schema
 from onetool_code.errors import IndexLockedError
+from onetool_code.reading import SMALL_FILE, read_regular
 from onetool_code.settings import Settings
 
 
@@ -36,7 +37,8 @@ class StatusReport:
     provider: str
     model: str
     reranker: str = "none"  # how hybrid searches are reranked (``settings.Reranker.describe``)
-    locked_by: str | None = None
+    locked_by: str | None = None  # why the index could not be read (snapshots off, a writer holds it)
+    held_by: tuple[int, str] | None = None  # the process holding the index read-write now: PID, program
     indexed_root: str | None = None
     files: int = 0
     chunks: int = 0
@@ -67,12 +69,17 @@ def gather(settings: Settings) -> StatusReport:
         "reranker": settings.reranker.describe() if settings.reranker else "none",
         "indexed_root": _indexed_root(db),
     }
+    holder = index.writer(db)
+    held_by = None if holder is None else (holder, index.process_name(holder) or "another process")
     root = base["indexed_root"]
     notes = []
     if root and Path(str(root)).resolve() != settings.project_root:
         notes.append(f"the index says it was built for {root}, not {settings.project_root}")
+    uncached = derived.cache_problem() if settings.cache else None
+    if uncached is not None:
+        notes.append(uncached)
     try:
-        if settings.cache:
+        if settings.cache and uncached is None:
             view = live.view(settings.project_root, db)
             held = view.snapshot
             info = SnapshotInfo(
@@ -88,6 +95,7 @@ def gather(settings: Settings) -> StatusReport:
             )
             return StatusReport(
                 **base,
+                held_by=held_by,
                 files=len(held.files),
                 chunks=len(held.chunks),
                 embedding_sets=held.embedding_sets,
@@ -115,8 +123,8 @@ def _indexed_root(db: Path) -> str | None:
     """The root ChunkHound recorded in its sidecar; a missing or unreadable sidecar is simply unknown."""
     sidecar = db.with_name(db.name + schema.ROOT_SIDECAR_SUFFIX)
     try:
-        data = json.loads(sidecar.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        data = json.loads(read_regular(sidecar, SMALL_FILE))
+    except (OSError, ValueError, RecursionError):
         return None
     value = data.get("indexed_root_path") if isinstance(data, dict) else None
     return str(value) if value else None

@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from onetool_code import embeddings
 from onetool_code import settings as config
-from onetool_code.errors import OneToolCodeError
+from onetool_code import transport
+from onetool_code.errors import EmbeddingError, OneToolCodeError
 from onetool_code.hits import Hit
 from onetool_code.settings import Reranker, Settings
 
@@ -35,8 +35,11 @@ class RerankError(OneToolCodeError):
     """The reranker could not reorder the hits (the search goes on without it)."""
 
 
-def rerank(query: str, hits: Sequence[Hit], settings: Settings, reranker: Reranker) -> list[Hit]:
-    """``hits`` with their first ``RERANK_TOP`` in the reranker's order, each scored by it; the rest after."""
+def rerank(
+    query: str, hits: Sequence[Hit], settings: Settings, reranker: Reranker, budget: transport.Budget
+) -> list[Hit]:
+    """``hits`` with their first ``RERANK_TOP`` in the reranker's order, each scored by it; the rest after.
+    ``budget``: the search's time on the network, what its embeddings request left of it."""
     top = list(hits[:RERANK_TOP])
     if not top:
         return list(hits)
@@ -44,29 +47,36 @@ def rerank(query: str, hits: Sequence[Hit], settings: Settings, reranker: Rerank
     scored: list[tuple[int, float]] = []
     for start in range(0, len(documents), reranker.batch_size):
         batch = documents[start : start + reranker.batch_size]
-        scored.extend((start + index, score) for index, score in _request(query, batch, settings, reranker))
+        scored.extend(
+            (start + index, score) for index, score in _request(query, batch, settings, reranker, budget.deadline())
+        )
     order = sorted(dict(scored).items(), key=lambda item: (-item[1], item[0]))
     ranked = {index: replace(top[index], score=score) for index, score in order}
     left = [hit for index, hit in enumerate(top) if index not in ranked]
     return [*ranked.values(), *left, *hits[RERANK_TOP:]]
 
 
-def _request(query: str, documents: list[str], settings: Settings, reranker: Reranker) -> list[tuple[int, float]]:
+def _request(
+    query: str, documents: list[str], settings: Settings, reranker: Reranker, deadline: float
+) -> list[tuple[int, float]]:
     import httpx
 
-    key, _ = config.api_key(settings, reranker.url, reranker.url_source)
+    try:
+        key, _ = config.api_key(settings, reranker.url, reranker.url_source)
+    except EmbeddingError as exc:  # a key that cannot be sent
+        raise RerankError(str(exc)) from exc
     own = reranker.url_source == settings.provider
     if own and key is None:
         raise RerankError(f"no {settings.key_name} for {reranker.url}")
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     try:
-        response = embeddings.http().post(
-            reranker.url, json=_payload(query, documents, reranker, own), headers=headers, timeout=settings.timeout
+        response = transport.post(
+            reranker.url, json=_payload(query, documents, reranker, own), headers=headers, deadline=deadline
         )
-    except httpx.TimeoutException as exc:
-        raise RerankError(f"{reranker.url} did not answer within {settings.timeout:g} s") from exc
+    except (transport.Stalled, httpx.TimeoutException) as exc:
+        raise RerankError(f"{reranker.url} did not answer within the search's {settings.timeout:g} s") from exc
     except httpx.TransportError as exc:
-        raise RerankError(f"cannot reach {reranker.url}: {exc}") from exc
+        raise RerankError(f"cannot reach {reranker.url}: {transport.reason(exc)}") from exc
     if response.status_code != 200:
         raise RerankError(f"{reranker.url} answered HTTP {response.status_code}")
     try:

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 DB_FILE_NAME = "chunks.db"
 ROOT_SIDECAR_SUFFIX = ".root.json"
 EMBEDDING_SIDECAR_SUFFIX = ".embedding.json"
+# DuckDB writes uncommitted changes to ``<file>.wal``; a WAL left beside the file changes what a reader sees.
+WAL_SUFFIX = ".wal"
 
 EMBEDDING_TABLE = re.compile(r"^embeddings_(\d+)$")
 

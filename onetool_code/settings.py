@@ -12,16 +12,20 @@ The key is read only when an embeddings request needs one, so key-free work neve
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from collections.abc import Callable, Iterator, Mapping
+import re
+import stat
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from onetool_code import parameters, schema
-from onetool_code.errors import BadInputError, OneToolCodeError
+from onetool_code.errors import BadInputError, EmbeddingError, OneToolCodeError
+from onetool_code.reading import SMALL_FILE, is_regular, read_regular
 from onetool_code.spans import note
 
 DEFAULT_PROVIDER = "openai"
@@ -31,6 +35,7 @@ TIMEOUT = parameters.Parameter(
 )
 MAX_RETRIES = 2
 SECRETS_ENV = "ONETOOL_CODE_SECRETS"
+ONETOOL_SECRETS = "OneTool secrets"
 PROJECT_CONFIG = ".chunkhound.json"
 RERANK_FORMATS = ("auto", "cohere", "tei", "voyage")
 
@@ -116,7 +121,7 @@ class Settings:
     output_dims: int | None = None  # ChunkHound's embedding.output_dims: the index's vectors have that many
     client_side_truncation: bool = False  # ... cut from the model's full vectors here, not by the API
     reranker: Reranker | None = None
-    unsupported: str | None = None  # an embedding setup ChunkHound offers that we cannot send requests for
+    unusable: str | None = None  # why no embeddings request can be sent (Azure, a base_url that is no URL)
 
     @property
     def base_url_from_project(self) -> bool:
@@ -171,6 +176,8 @@ def resolve(
     for name, value in (("path", path), ("db", db), ("provider", provider), ("model", model), ("base_url", base_url)):
         if value is not None and not isinstance(value, str):
             raise BadInputError(f"{name} must be text, got {type(value).__name__}")
+        if name in ("path", "db") and value is not None and "\x00" in value:
+            raise BadInputError(f"{name} must not hold a NUL character")
     if cache is not None and not isinstance(cache, bool):
         raise BadInputError(f"cache must be true or false, got {cache!r}")
     if host is not None and not isinstance(host, OneToolHost):
@@ -206,14 +213,20 @@ def resolve(
         cache=cache if cache is not None else _bool_setting(tool, parameters.CACHE),
         output_dims=int(dims) if dims is not None else None,
         client_side_truncation=truncation is not None and truncation.lower() == "true",
-        reranker=_reranker(PROVIDERS[chosen], url, tool, embedding),
-        unsupported=_unsupported(tool, embedding),
+        reranker=_reranker(PROVIDERS[chosen], url, url_source, tool, embedding),
+        unusable=_unusable(url, url_source, tool, embedding),
     )
 
 
-def _unsupported(tool: Mapping[str, Any], embedding: Mapping[str, Any]) -> str | None:
-    """Azure OpenAI (ChunkHound's OpenAI provider with ``azure_endpoint``) is not spoken here: rather than send
-    its key to OpenAI's own API, every embeddings request is refused with this message."""
+def _unusable(
+    base_url: str | None, base_url_source: str | None, tool: Mapping[str, Any], embedding: Mapping[str, Any]
+) -> str | None:
+    """Why every embeddings request is refused, with this message: a ``base_url`` that is no URL to send to, or
+    Azure OpenAI (ChunkHound's OpenAI provider with ``azure_endpoint``), not spoken here: rather than send its key
+    to OpenAI's own API."""
+    problem = url_problem(base_url)
+    if problem is not None:
+        return f"embedding.base_url {base_url!r} (from {_place(base_url_source or '')}) {problem}."
     for name in ("azure_endpoint", "azure_deployment", "api_version"):
         if _embedding_setting(name, None, tool, embedding)[0] is not None:
             return (
@@ -224,11 +237,16 @@ def _unsupported(tool: Mapping[str, Any], embedding: Mapping[str, Any]) -> str |
 
 
 def _reranker(
-    provider: Provider, base_url: str | None, tool: Mapping[str, Any], embedding: Mapping[str, Any]
+    provider: Provider,
+    base_url: str | None,
+    base_url_source: str | None,
+    tool: Mapping[str, Any],
+    embedding: Mapping[str, Any],
 ) -> Reranker | None:
     """The reranker ChunkHound 6.1.0 would use: ``rerank_url`` (absolute, or relative to ``base_url``) with
     ``rerank_format``; else VoyageAI's own ``/rerank`` when the provider is VoyageAI on its own API (a
-    Voyage-compatible server named by ``base_url`` gets no reranking); else none."""
+    Voyage-compatible server named by ``base_url`` gets no reranking); else none. A relative ``rerank_url`` is
+    trusted as its server is: a URL made of two parts is the project's when either part is."""
     model, _ = _embedding_setting("rerank_model", None, tool, embedding)
     url, url_source = _embedding_setting("rerank_url", None, tool, embedding)
     form = (_embedding_setting("rerank_format", None, tool, embedding)[0] or "auto").lower()
@@ -248,6 +266,11 @@ def _reranker(
         if base_url is None:
             return Reranker(form, model, url, url_source or "", size, "a relative rerank_url needs base_url")
         url = f"{base_url.rstrip('/')}/{url.lstrip('/')}"
+        if base_url_source == PROJECT_CONFIG:
+            url_source = PROJECT_CONFIG
+    unsendable = url_problem(url)
+    if unsendable is not None:
+        return Reranker(form, model, repr(url), url_source or "", size, f"rerank_url {unsendable}")
     return Reranker(form, model, url, url_source or "", size, problem)
 
 
@@ -274,11 +297,15 @@ def project_root(path: str | None) -> Path:
 def chunkhound_config(root: Path) -> dict[str, Any]:
     """The project's ``.chunkhound.json`` as a dict ({} when absent)."""
     config_file = root / ".chunkhound.json"
-    if not config_file.is_file():
+    if not config_file.exists():
         return {}
     try:
-        data = json.loads(config_file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = json.loads(read_regular(config_file, SMALL_FILE).decode("utf-8"))
+    except OSError as exc:
+        raise OneToolCodeError(f"Cannot read {config_file}: {exc.strerror or exc}") from exc
+    except RecursionError as exc:
+        raise OneToolCodeError(f"Cannot read {config_file}: nested too deeply") from exc
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise OneToolCodeError(f"Cannot read {config_file}: {exc}") from exc
     if not isinstance(data, dict):
         raise OneToolCodeError(f"Cannot read {config_file}: expected a JSON object")
@@ -299,6 +326,8 @@ def index_path(root: Path, db: str | None, project: Mapping[str, Any]) -> Path:
     configured = database.get("path") if isinstance(database, dict) else None
     configured = configured or os.environ.get("CHUNKHOUND_DATABASE__PATH") or os.environ.get("CHUNKHOUND_DB_PATH")
     if configured:
+        if "\x00" in str(configured):
+            raise OneToolCodeError(f"database.path in {PROJECT_CONFIG} (or CHUNKHOUND_DATABASE__PATH) holds a NUL")
         return _database_file(root, str(configured))
     default = root / ".chunkhound" / "db" / schema.DB_FILE_NAME
     for candidate in (default, root / ".chunkhound" / "db", root / ".chunkhound" / schema.DB_FILE_NAME):
@@ -326,13 +355,16 @@ def _embedding_setting(
     ``.chunkhound.json`` ``embedding.{name}``, ``CHUNKHOUND_EMBEDDING__{NAME}``, then None (the default).
     """
     env = f"CHUNKHOUND_EMBEDDING__{name.upper()}"
+    users = os.environ.get(env)
     for value, source in (
         (explicit, "argument"),
         (tool.get(name), f"tools.code.{name}"),
         (embedding.get(name), PROJECT_CONFIG),
-        (os.environ.get(env), env),
+        (users, env),
     ):
         if value is not None and str(value).strip():
+            if source == PROJECT_CONFIG and users is not None and users.strip() == str(value).strip():
+                source = env  # the user names it too: the user's, as trust goes
             return str(value).strip(), source
     return None, None
 
@@ -341,8 +373,27 @@ def _official(url: str | None, provider: Provider) -> bool:
     """``url`` is the provider's own API (None stands for it)."""
     if url is None:
         return True
+    if url_problem(url) is not None:
+        return False
     parsed = urlsplit(url)
     return parsed.scheme == "https" and (parsed.hostname or "").lower() == provider.host
+
+
+def url_problem(url: str | None) -> str | None:
+    """Why ``url`` is not an address to send requests to (None: it is, or there is none), said so that a caller
+    can append it to the URL's name."""
+    if url is None:
+        return None
+    if any(c.isspace() or not c.isprintable() for c in url):
+        return "holds a space or a control character"
+    try:
+        parsed = urlsplit(url)
+        parsed.port  # noqa: B018 - raises ValueError for a port out of range or not a number
+    except ValueError as exc:
+        return f"does not parse ({exc})"
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        return "is not an http:// or https:// URL with a host"
+    return None
 
 
 def api_key(settings: Settings, url: str | None = None, url_source: str | None = None) -> tuple[Secret | None, str]:
@@ -360,29 +411,73 @@ def api_key(settings: Settings, url: str | None = None, url_source: str | None =
         url, url_source = settings.base_url, settings.base_url_source
     project_only = settings.untrusted(url, url_source)
     for value, source, from_project in _key_candidates(settings.keys, settings.key_name):
-        if value and (from_project or not project_only):
-            return Secret(str(value)), source
+        # A YAML block scalar or a paste leaves a line break or a space at the end: not part of the key.
+        key = str(value).strip() if value is not None else ""
+        if key and (from_project or not project_only):
+            if not _HEADER_SAFE.fullmatch(key):
+                # The key goes in an Authorization header; an HTTP library that refuses it quotes the whole header
+                # in its error. Name the key and its place, never its text.
+                raise EmbeddingError(
+                    f"the {settings.key_name} from {_place(source)} holds a character that cannot be sent in a "
+                    "request header (a space, a line break, a control or non-ASCII character): correct it there."
+                )
+            return Secret(key), source
     return None, "none"
+
+
+# What an API key may hold: visible ASCII, as an HTTP header value carries it after "Bearer ".
+_HEADER_SAFE = re.compile(r"[\x21-\x7e]+")
+
+
+def _place(source: str) -> str:
+    """Where a key came from, said for a person (``api_key``'s sources are file paths, or names)."""
+    if source == PROJECT_CONFIG:
+        return f"the project's {PROJECT_CONFIG}"
+    if source == ONETOOL_SECRETS:
+        return "OneTool's secrets"
+    if source == "argument":
+        return "the call's arguments"
+    if source.startswith("tools.code."):
+        return f"OneTool's {source}"
+    if "/" not in source:
+        return f"the environment variable {source}"
+    return source
 
 
 def _key_candidates(places: KeyPlaces, name: str) -> Iterator[tuple[object, str, bool]]:
     """(key, where, whether the project's own files hold it), in precedence order, read lazily."""
     if places.host is not None:
-        yield places.host.get_secret(name), "OneTool secrets", False
+        yield places.host.get_secret(name), ONETOOL_SECRETS, False
     named = os.environ.get(SECRETS_ENV)
-    if named:
-        named_file = Path(named).expanduser()
+    named_file = Path(named).expanduser() if named else None
+    if named_file is not None:
         yield _read_secrets(named_file, explicit=True).get(name), str(named_file), False
-    config_home = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
-    for secrets_file, from_project in (
-        (places.project_root / "secrets.yaml", True),
-        (config_home / "onetool-code" / "secrets.yaml", False),
-    ):
-        if secrets_file.is_file():
-            yield _read_secrets(secrets_file, explicit=False).get(name), str(secrets_file), from_project
+    user_file = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "onetool-code" / "secrets.yaml"
+    project_file = _projects_own(places.project_root / "secrets.yaml", (named_file, user_file))
+    if project_file is not None:
+        yield _read_secrets(project_file, explicit=False).get(name), str(project_file), True
+    if is_regular(user_file):
+        yield _read_secrets(user_file, explicit=False).get(name), str(user_file), False
     yield places.project_key, PROJECT_CONFIG, True
     yield os.environ.get("CHUNKHOUND_EMBEDDING__API_KEY"), "CHUNKHOUND_EMBEDDING__API_KEY", False
     yield os.environ.get(name), name, False
+
+
+def _projects_own(candidate: Path, users: Sequence[Path | None]) -> Path | None:
+    """``candidate`` when it is the project's own file: a regular file in the project, not a link (git stores
+    symlinks, so a repository can point its ``secrets.yaml`` at the user's), and not one of the user's own files
+    under another name (a hard link)."""
+    try:
+        found = candidate.lstat()
+    except OSError:
+        return None
+    if not stat.S_ISREG(found.st_mode):
+        return None
+    for user in users:
+        with contextlib.suppress(OSError):
+            if user is not None and os.path.samestat(found, user.stat()):
+                return None
+    return candidate
 
 
 def _read_secrets(secrets_file: Path, *, explicit: bool) -> Mapping[str, Any]:
@@ -393,8 +488,8 @@ def _read_secrets(secrets_file: Path, *, explicit: bool) -> Mapping[str, Any]:
 
     problem = f"Cannot read {secrets_file}: not a flat YAML mapping of NAME: value"
     try:
-        data = yaml.safe_load(secrets_file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        data = yaml.safe_load(read_regular(secrets_file, SMALL_FILE).decode("utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError) as exc:
         if explicit:
             raise OneToolCodeError(problem) from exc
         data = []
@@ -409,16 +504,35 @@ def _read_secrets(secrets_file: Path, *, explicit: bool) -> Mapping[str, Any]:
 
 
 def _timeout(tool: Mapping[str, Any], embedding: Mapping[str, Any]) -> float:
-    """Seconds for one embeddings request, retries included: ``tools.code.timeout``, else ChunkHound's own
-    ``embedding.timeout`` from ``.chunkhound.json`` (the index was built with that server's pace), else 30."""
+    """Seconds a search may wait on servers, every request and retry included: the user's (``tools.code.timeout``,
+    else ``CHUNKHOUND_EMBEDDING__TIMEOUT``, else 30), or the project's ``.chunkhound.json`` ``embedding.timeout``
+    when that is shorter (the index was built at that server's pace). A repository may lower it, never raise it:
+    a longer wait is what a server that stalls searches would ask for."""
+    env = os.environ.get("CHUNKHOUND_EMBEDDING__TIMEOUT")
     if tool.get(TIMEOUT.name) is not None:
-        return float(_int_setting(tool, TIMEOUT))
+        users = float(_int_setting(tool, TIMEOUT))
+    elif env is not None and _seconds(env) is not None:
+        users = float(env)
+    else:
+        if env is not None:
+            note(f"ignored CHUNKHOUND_EMBEDDING__TIMEOUT {env!r}: not a number of seconds from 1 to 600")
+        users = float(TIMEOUT.default)
     value = embedding.get("timeout")
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and TIMEOUT.low <= value <= TIMEOUT.high:
-        return float(value)
-    if value is not None:
+    projects = _seconds(value)
+    if value is not None and projects is None:
         note(f"ignored {PROJECT_CONFIG} embedding.timeout {value!r}: not a number of seconds from 1 to 600")
-    return float(TIMEOUT.default)
+    return min(users, projects) if projects is not None else users
+
+
+def _seconds(value: object) -> float | None:
+    """A timeout from 1 to 600 seconds, as a number or its text; None for anything else."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        return None
+    return seconds if TIMEOUT.low <= seconds <= TIMEOUT.high else None
 
 
 def _bool_setting(tool: Mapping[str, Any], parameter: parameters.Parameter) -> bool:

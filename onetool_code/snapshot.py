@@ -18,7 +18,6 @@ On disk: one folder per state, ``snapshot.json`` written last (a folder without 
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import json
@@ -31,14 +30,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from onetool_code import cache, index, lexical, rows
-from onetool_code.derived import Signature
+from onetool_code.derived import Signature, set_aside
 from onetool_code.errors import IndexUnreadableError
 from onetool_code.hits import FileRow
+from onetool_code.spans import note
 
 if TYPE_CHECKING:
     import duckdb
 
-FORMAT = 3  # bump when what a snapshot folder holds changes
+FORMAT = 4  # bump when what a snapshot folder holds changes
 # A delta larger than this share of its base's chunks (and than MIN_DELTA_CHUNKS) is read whole instead: the
 # base's dead rows cost every search a little, and the delta is read again at each refresh.
 MAX_DELTA_SHARE = 0.05
@@ -51,6 +51,11 @@ Report = Callable[[str, int, int], None]  # (what is being read, done, total): p
 
 class Superseded(IndexUnreadableError):
     """A newer snapshot was published, and this one's folder removed, while a search was using it."""
+
+
+class Damaged(IndexUnreadableError):
+    """A published snapshot's files are not what was written (a file lost or cut short): it was set aside, and
+    the next search makes it again."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -83,8 +88,11 @@ class Snapshot:
             return self.base.lexical_index.joined(self.delta, self.chunks.attributes, self.chunks.chunk_ids)
         try:
             return lexical.load(self.folder / "lexical", self.chunks)
-        except OSError as exc:
-            raise Superseded(f"the index {self.db_path} changed twice while this search ran; search again") from exc
+        except (OSError, ValueError, KeyError, TypeError, EOFError) as exc:
+            if not (self.folder / "snapshot.json").exists():
+                raise Superseded(f"the index {self.db_path} changed twice while this search ran; search again") from exc
+            set_aside(self.folder)
+            raise Damaged(f"the snapshot {self.folder} of {self.db_path} is damaged ({exc}); it is made again") from exc
 
     @property
     def nbytes(self) -> int:
@@ -139,6 +147,8 @@ class Snapshot:
                 np.save(into / f"vectors-{i}" / "alive.npy", _alive(joined.attributes.alive, columns))
                 assert joined.added is not None
                 _delta_vectors(joined, columns).save(into / f"vectors-{i}")
+        # Every file's size, checked at each load: a file lost or cut short (a crash, a full disk) is noticed there.
+        meta["manifest"] = {str(f.relative_to(into)): f.stat().st_size for f in into.rglob("*") if f.is_file()}
         (into / "snapshot.json").write_text(json.dumps(meta), encoding="utf-8")  # last: a folder without it is torn
 
 
@@ -336,38 +346,50 @@ def _live_rows(
 
 
 def load(target: Path, db_path: Path, bases: Callable[[Path], Snapshot | None]) -> Snapshot | None:
-    """A published snapshot, its arrays memory-mapped; None when there is none (or it is torn or foreign).
-    ``bases`` finds a delta's base by its folder."""
-    with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+    """A published snapshot, its arrays memory-mapped; None when there is none (or it is torn or foreign, or its
+    delta's base is gone). ``bases`` finds a delta's base by its folder. A snapshot whose files are not what was
+    written is set aside (``Damaged``'s rule), so that it is made again, once, rather than read whole forever."""
+    try:
         meta = json.loads((target / "snapshot.json").read_text(encoding="utf-8"))
-        if meta["db_path"] != str(db_path):
+        if not isinstance(meta, dict) or meta.get("db_path") != str(db_path):
             return None
-        files = tuple(map(FileRow.loaded, json.loads((target / "files.json").read_text(encoding="utf-8"))))
-        sets = tuple(index.EmbeddingSet(**s) for s in meta["embedding_sets"])
-        fields = {
-            "db_path": db_path,
-            "folder": target,
-            "signature": Signature(**{k: tuple(v) if k == "wal" and v else v for k, v in meta["signature"].items()}),
-            "created": float(meta["created"]),
-            "language_counts": tuple(tuple(c) for c in meta["language_counts"]),
-            "files": files,
-            "read_seconds": float(meta["read_seconds"]),
-            "copy_seconds": float(meta["copy_seconds"]),
-        }
-        chunks = rows.ChunkRows.load(target / "rows")
-        if meta["base"] is None:
-            vectors = {s: cache.load(target / f"vectors-{i}", db_path) for i, s in enumerate(sets)}
-            digests = np.load(target / "digests.npy", mmap_mode="r")
-            return Snapshot(chunks=chunks, vectors=vectors, digests=digests, **fields)  # type: ignore[arg-type]
-        base = bases(target.with_name(meta["base"]))
-        if base is None:
-            return None
-        alive = np.load(target / "alive.npy")
-        vectors = {}
-        for i, s in enumerate(sets):
-            held = base.vectors[_same(base.embedding_sets, s)]
-            live = np.load(target / f"vectors-{i}" / "alive.npy")
-            vectors[s] = held.joined(live, cache.load(target / f"vectors-{i}", db_path), files)
-        joined = base.chunks.joined(alive, chunks, files)
-        return Snapshot(chunks=joined, vectors=vectors, base=base, delta=chunks, **fields)  # type: ignore[arg-type]
-    return None
+        return _loaded(target, db_path, meta, bases)
+    except (OSError, ValueError, KeyError, TypeError, EOFError):
+        if (target / "snapshot.json").exists():  # published, and whole when it was
+            note(f"the snapshot {target} is damaged: set aside, to be made again")
+            set_aside(target)
+        return None
+
+
+def _loaded(target: Path, db_path: Path, meta: dict, bases: Callable[[Path], Snapshot | None]) -> Snapshot | None:
+    for name, size in meta["manifest"].items():
+        if (target / name).stat().st_size != size:
+            raise ValueError(f"{name} is {(target / name).stat().st_size} bytes, not {size}")
+    files = tuple(map(FileRow.loaded, json.loads((target / "files.json").read_text(encoding="utf-8"))))
+    sets = tuple(index.EmbeddingSet(**s) for s in meta["embedding_sets"])
+    fields = {
+        "db_path": db_path,
+        "folder": target,
+        "signature": Signature(**{k: tuple(v) if k == "wal" and v else v for k, v in meta["signature"].items()}),
+        "created": float(meta["created"]),
+        "language_counts": tuple(tuple(c) for c in meta["language_counts"]),
+        "files": files,
+        "read_seconds": float(meta["read_seconds"]),
+        "copy_seconds": float(meta["copy_seconds"]),
+    }
+    chunks = rows.ChunkRows.load(target / "rows")
+    if meta["base"] is None:
+        vectors = {s: cache.load(target / f"vectors-{i}", db_path) for i, s in enumerate(sets)}
+        digests = np.load(target / "digests.npy", mmap_mode="r")
+        return Snapshot(chunks=chunks, vectors=vectors, digests=digests, **fields)  # type: ignore[arg-type]
+    base = bases(target.with_name(meta["base"]))
+    if base is None:
+        return None
+    alive = np.load(target / "alive.npy")
+    vectors = {}
+    for i, s in enumerate(sets):
+        held = base.vectors[_same(base.embedding_sets, s)]
+        live = np.load(target / f"vectors-{i}" / "alive.npy")
+        vectors[s] = held.joined(live, cache.load(target / f"vectors-{i}", db_path), files)
+    joined = base.chunks.joined(alive, chunks, files)
+    return Snapshot(chunks=joined, vectors=vectors, base=base, delta=chunks, **fields)  # type: ignore[arg-type]

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 
 import xxhash
 
+from onetool_code.reading import read_regular
+
 if TYPE_CHECKING:
     from onetool_code.definitions import Definition
 
@@ -102,15 +104,13 @@ class SourceFiles:
         if not target.is_relative_to(self._root):
             return Unread("resolves outside the project root; not read")
         try:
-            info = target.stat()
-            if info.st_size > MAX_FILE_BYTES:
-                return Unread(f"larger than {MAX_FILE_BYTES:,} bytes; not read")
-            data = target.read_bytes()
+            data = read_regular(target, MAX_FILE_BYTES)  # a FIFO in a file's place must not block the search
+            mtime = target.stat().st_mtime
         except FileNotFoundError:
             return Unread("deleted since indexing", gone=True)
         except OSError as exc:
-            return Unread(f"cannot be read ({exc.strerror or exc})")
-        return file_text(data, info.st_mtime)
+            return Unread(f"{exc.strerror}; not read" if exc.strerror else f"cannot be read ({exc})")
+        return file_text(data, mtime)
 
     def outline(self, rel_path: str, language: str) -> list[Definition]:
         """The file's definitions now (``definitions.outline``); none when it cannot be read. A parse of a big file

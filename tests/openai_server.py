@@ -17,6 +17,9 @@ ChunkHound, OneTool subprocesses):
     /flaky500/v1/embeddings        500 on the first request of each distinct body, then vectors
     /slow/v1/embeddings            sleeps ``slow_seconds`` before answering
     /garbage/v1/embeddings         200 with a body that is not JSON
+    /trickle/v1/embeddings         200, then its body one byte every ``trickle_seconds`` (a server that stalls a
+                                   client whose timeout is per read)
+    /trickle-headers/v1/embeddings the status line, then its headers one byte every ``trickle_seconds``
     (the same prefixes apply to .../rerank)
 
 Run standalone with ``python tests/openai_server.py --port 8765`` (prints the base URL, serves until killed).
@@ -92,6 +95,8 @@ class EmbeddingsServer:
     port: int
     requests: list[Recorded] = field(default_factory=list)
     slow_seconds: float = 3.0
+    trickle_seconds: float = 0.5
+    trickle_limit_seconds: float = 120.0  # a trickle ends by itself, even if its client never hangs up
     _seen_bodies: set[str] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -168,6 +173,9 @@ def _handler(state: EmbeddingsServer) -> type[BaseHTTPRequestHandler]:
                     return
             if behaviour == "slow":
                 time.sleep(state.slow_seconds)
+            if behaviour in ("trickle", "trickle-headers"):
+                self._trickle(behaviour == "trickle-headers")
+                return
             if behaviour == "garbage":
                 self._send(200, b"<html>not json</html>", "text/html")
                 return
@@ -175,6 +183,26 @@ def _handler(state: EmbeddingsServer) -> type[BaseHTTPRequestHandler]:
                 self._rerank(body)
             else:
                 self._embeddings(body)
+
+        def _trickle(self, headers: bool) -> None:
+            """Bytes that keep coming, each well within any per-read timeout, until the client hangs up."""
+            body = b'{"data": [' + b" " * 100_000 + b"]}"
+            head = f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+            self.wfile.write(b"HTTP/1.1 200 OK\r\n")
+            if not headers:
+                self.wfile.write(head)
+            waiting = head if headers else body
+            ends = time.monotonic() + state.trickle_limit_seconds
+            try:
+                for i in range(len(waiting)):
+                    self.wfile.write(waiting[i : i + 1])
+                    self.wfile.flush()
+                    if time.monotonic() > ends:
+                        break
+                    time.sleep(state.trickle_seconds)
+            except OSError:
+                pass  # the client hung up: what a bounded client does
+            self.close_connection = True
 
         def _rerank(self, body: dict) -> None:
             documents = body.get("texts", body.get("documents"))

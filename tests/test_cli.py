@@ -59,7 +59,39 @@ def test_no_results_exit_zero(capsys, sample_index):
 def test_errors_exit_one_with_one_message_on_stderr(capsys, tmp_path):
     code, out, err = run(capsys, "search", "x", "--path", str(tmp_path))
     assert (code, out) == (1, "")
-    assert err.startswith("Error: Project not indexed. Run: chunkhound index ")
+    root = tmp_path.resolve()
+    assert err == (
+        f"Error: Project not indexed. Run: chunkhound index {root} (expected database at: "
+        f"{root / '.chunkhound/db/chunks.db'}; or build a compatible index with: python -m onetool_code index "
+        f"{root})\n"
+    )
+
+
+@pytest.mark.parametrize("fmt", ["json", "compact", "text"])
+@pytest.mark.parametrize("budget", [500, 1200, 5000])
+@pytest.mark.parametrize("mode", ["lexical", "hybrid"])
+def test_every_format_fits_the_budget_as_printed(capsys, sample_index, fmt, budget, mode):
+    code, out, err = run(
+        capsys, "search", "retry backoff cache config", "--path", str(sample_index.root), "--mode", mode,
+        "--base-url", sample_index.base_url, "--format", fmt, "--max-bytes", str(budget), "--content", "always",
+    )  # fmt: skip
+    assert (code, err) == (0, "")
+    assert len(out.removesuffix("\n").encode()) <= budget
+    if fmt != "text":
+        assert json.loads(out)["count"] >= (1 if budget > 500 else 0)
+
+
+@pytest.mark.parametrize("pattern", ["def (", "(?<=def )load", "a{2,1}"])
+def test_an_invalid_regex_is_one_plain_line(sample_index, pattern):
+    """RE2 writes its own complaint to the process's stderr from C++: nothing but our one line may be there."""
+    done = subprocess.run(
+        [sys.executable, "-m", "onetool_code", "search", pattern, "--mode", "regex", "--path", str(sample_index.root)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.startswith("Error: query is not a valid regular expression (RE2 syntax, no lookaround or ")
+    assert done.stderr.count("\n") == 1
+    assert "b'" not in done.stderr and "re2.cc" not in done.stderr
 
 
 @pytest.mark.parametrize(

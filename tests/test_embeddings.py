@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -11,7 +13,8 @@ import time
 import pytest
 
 import onetool_code
-from onetool_code import embeddings
+from onetool_code import embeddings, settings
+from onetool_code.errors import EmbeddingError
 from onetool_code.settings import OneToolHost
 
 
@@ -154,3 +157,115 @@ print("ok")
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout == "ok\n", done.stderr
+
+
+# -- A server that stalls (issue 24) --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("route", ["trickle", "trickle-headers"])
+@pytest.mark.parametrize("provider", ["openai", "voyageai"])
+def test_a_trickling_server_is_cut_off_at_the_timeout(sample_index, server, route, provider, tmp_path):
+    """Bytes that keep coming never reset the clock: the timeout bounds the whole request, retries included."""
+    root = sample_index.root
+    if provider == "voyageai":  # a project of its own: only its settings say voyageai (no index needed to embed)
+        root = tmp_path
+        (root / ".chunkhound.json").write_text(json.dumps({"embedding": {"provider": "voyageai"}}))
+    resolved = settings.resolve(path=str(root), base_url=server.url(route))
+    resolved = dataclasses.replace(resolved, timeout=2.0)
+    started = time.perf_counter()
+    with pytest.raises(
+        EmbeddingError, match=rf"^The embeddings API at {re.escape(server.url(route))} did not answer within 2 s"
+    ):
+        embeddings.embed(["retry backoff"], resolved)
+    assert time.perf_counter() - started < 2 + 1
+
+
+def test_a_trickling_search_falls_back_to_words_within_its_bound(sample_index, server):
+    host = OneToolHost(get_secret=lambda name: None, tool_config={"timeout": 2, "base_url": server.url("trickle")})
+    started = time.perf_counter()
+    answer = onetool_code.search(query="retry backoff", path=str(sample_index.root), host=host, limit=2)
+    assert time.perf_counter() - started < 2 + 1.5
+    assert answer.splitlines()[1] == (
+        f"Note: answered by words only (lexical): The embeddings API at {server.url('trickle')} did not answer "
+        "within 2 s (tried 1 time)"
+    )
+
+
+def test_a_trickling_reranker_shares_the_searchs_bound(project, server):
+    """Embeddings and reranking together stay within the one timeout of a search."""
+    (project.root / ".chunkhound.json").write_text(
+        json.dumps(
+            {
+                "embedding": {
+                    "base_url": server.base_url,
+                    "rerank_url": server.url("trickle").removesuffix("/v1") + "/v1/rerank",
+                }
+            }
+        )
+    )
+    host = OneToolHost(get_secret=lambda name: None, tool_config={"timeout": 2})
+    started = time.perf_counter()
+    answer = onetool_code.search(query="retry backoff", path=str(project.root), host=host, limit=2)
+    assert time.perf_counter() - started < 2 + 1.5
+    assert "Note: not reranked, the fused order stands: " in answer and "did not answer within" in answer
+
+
+def test_a_refused_connection_is_not_retried(sample_index):
+    """Nothing listens there: asking again cannot help, and hybrid answers by words at once."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    started = time.perf_counter()
+    answer = search(sample_index, f"http://127.0.0.1:{port}/v1", mode="hybrid", limit=2)
+    assert time.perf_counter() - started < 0.4  # a retry waits 0.5 s first
+    assert (
+        f"Note: answered by words only (lexical): Cannot reach the embeddings API at http://127.0.0.1:{port}/v1"
+        in answer
+    )
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("http://[::1", "does not parse (Invalid IPv6 URL)"),
+        ("http://[::1]:99999/v1", "does not parse (Port out of range 0-65535)"),
+        ("http://127.0.0.1\x00.collector.example/v1", "holds a space or a control character"),
+        ("localhost:8000/v1", "is not an http:// or https:// URL with a host"),
+    ],
+)
+@pytest.mark.parametrize("place", ["argument", "environment", "project"])
+def test_a_base_url_that_is_no_url_is_an_embeddings_failure(project, url, problem, place, monkeypatch, capsys):
+    """Semantic says so in one line; hybrid answers by words with it as the note; the command line too."""
+    base_url = None
+    if place == "argument":
+        base_url = url
+        where = "the call's arguments"
+    elif place == "environment":
+        if "\x00" in url:
+            pytest.skip("the environment cannot hold a NUL")
+        monkeypatch.setenv("CHUNKHOUND_EMBEDDING__BASE_URL", url)
+        where = "the environment variable CHUNKHOUND_EMBEDDING__BASE_URL"
+    else:
+        (project.root / ".chunkhound.json").write_text(json.dumps({"embedding": {"base_url": url}}))
+        where = "the project's .chunkhound.json"
+    reason = f"embedding.base_url {url!r} (from {where}) {problem}"
+    semantic = search(project, base_url)
+    assert semantic == f"Error: {reason}."
+    hybrid = search(project, base_url, mode="hybrid", limit=2)
+    assert hybrid.splitlines()[1] == f"Note: answered by words only (lexical): {reason}"
+    if "\x00" not in url:
+        from onetool_code import cli
+
+        flags = ["--base-url", url] if place == "argument" else []
+        assert cli.main(["search", "retry backoff", "--path", str(project.root), "--mode", "semantic", *flags]) == 1
+        assert capsys.readouterr().err == f"Error: {reason}.\n"
+
+
+@pytest.mark.parametrize("url", ["http://[::1/rerank", "http://127.0.0.1\x00.collector.example/rerank"])
+def test_a_rerank_url_that_is_no_url_costs_a_note(project, server, url):
+    (project.root / ".chunkhound.json").write_text(
+        json.dumps({"embedding": {"base_url": server.base_url, "rerank_url": url}})
+    )
+    answer = search(project, None, mode="hybrid", limit=2)
+    assert answer.startswith("Found 2 results") and "Note: not reranked: rerank_url " in answer
+    assert "\x00" not in answer

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -204,3 +205,29 @@ def test_read_file_reports_why_it_cannot_index(tmp_path):
     (source,) = walk(tmp_path).files
     path.unlink()
     assert read_file(source) == "unreadable"
+
+
+def test_names_that_are_not_utf8_are_skipped_as_chunkhound_skips_them(tmp_path, capsys):
+    """The index stores paths as text; a file or folder name of other bytes is counted, not indexed."""
+    from onetool_code import cli
+
+    write(tmp_path, "ok.py", "def ok():\n    return 1\n")
+    root = os.fsencode(tmp_path)
+    Path(os.fsdecode(root + b"/bad\xff\xfe.py")).write_text("def bad():\n    return 2\n")
+    Path(os.fsdecode(root + b"/dir\xff")).mkdir()
+    Path(os.fsdecode(root + b"/dir\xff/inner.py")).write_text("def inner():\n    return 3\n")
+    result = walk(tmp_path)
+    assert [f.rel for f in result.files] == ["ok.py"]
+    assert dict(result.skipped) == {"name not UTF-8": 2}
+    assert cli.main(["index", str(tmp_path), "--no-embeddings"]) == 0
+    assert "2 skipped (2 name not UTF-8)" in capsys.readouterr().out
+    assert cli.main(["search", "ok", "--path", str(tmp_path), "--mode", "lexical", "--format", "json"]) == 0
+    assert [r["file_path"] for r in json.loads(capsys.readouterr().out)["results"]] == ["ok.py"]
+
+
+def test_an_ignore_file_that_is_a_fifo_does_not_block_the_walk(tmp_path):
+    write(tmp_path, "ok.py")
+    os.mkfifo(tmp_path / ".gitignore")
+    (tmp_path / "sub").mkdir()
+    os.mkfifo(tmp_path / "sub" / ".gitignore")
+    assert [f.rel for f in walk(tmp_path).files] == ["ok.py"]

@@ -13,8 +13,8 @@ PACKAGE = Path(onetool_code.__file__).parent
 # entry points, and a module reads knowing only what is below it. The MCP server takes its tools' descriptions
 # from the pack's docstrings; the CLI starts it.
 LEVELS = {
-    "errors": 0, "hits": 0, "schema": 0, "parameters": 0,
-    "spans": 1, "progress": 1,
+    "errors": 0, "hits": 0, "schema": 0, "parameters": 0, "reading": 0,
+    "spans": 1, "progress": 1, "transport": 1,
     "settings": 2, "derived": 2, "definitions": 2,
     "index": 3, "embeddings": 3, "filtering": 3, "matching": 3, "ranking": 3, "source": 3, "request": 3,
     "names": 3, "private_copy": 3,

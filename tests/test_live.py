@@ -261,3 +261,60 @@ def test_a_vector_updated_in_place_is_found_after_a_compaction_renumbers_every_r
         query=query, path=str(project.root), base_url=project.base_url, mode="semantic", format="json", cache=False
     )
     assert places(second) == places(whole)
+
+
+def holding(project):
+    """A process holding the index read-write, as ChunkHound does while it indexes (``test_snapshot.WRITER``)."""
+    from test_snapshot import WRITER
+
+    writer = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(project.db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert writer.stdout.readline().strip() == "ready"
+    return writer
+
+
+def released(writer) -> None:
+    writer.stdin.close()
+    writer.wait(30)
+    writer.stdout.close()
+
+
+def test_a_full_cache_disk_beside_a_writer_says_so_not_in_use(project, monkeypatch):
+    """No snapshot yet, a writer holds the index, and no copy fits: the error is the disk's, with what to do.
+    Free space cannot be used up for real here without risk to the machine: the file system's answer is replaced
+    by one with 1 MB free."""
+    import shutil
+
+    real = shutil.disk_usage
+    monkeypatch.setattr(private_copy.shutil, "disk_usage", lambda path: real(path)._replace(free=1 << 20))
+    monkeypatch.setattr(live, "COPY_QUIET_SECONDS", 0.0)
+    writer = holding(project)
+    try:
+        found = onetool_code.search(query="load_config", path=str(project.root), mode="lexical")
+    finally:
+        released(writer)
+    assert found.startswith(
+        f"Error: the index is in use by python (PID {writer.pid}) and cannot be copied to be read: "
+    )
+    assert "not enough free space in " in found and "set ONETOOL_CODE_CACHE_DIR to a folder on a larger disk" in found
+    assert "\n" not in found
+
+
+def test_status_says_who_holds_the_index_when_it_answers_from_a_copy(project, monkeypatch):
+    monkeypatch.setattr(live, "COPY_QUIET_SECONDS", 0.0)
+    writer = holding(project)
+    try:
+        text = onetool_code.status(path=str(project.root))
+        data = onetool_code.status(path=str(project.root), format="json")
+    finally:
+        released(writer)
+    (line,) = [line for line in text.splitlines() if line.startswith("In use by ChunkHound: ")]
+    assert line.startswith(
+        f"In use by ChunkHound: yes, python (PID {writer.pid}) holds it read-write; this answer is from a copy of it "
+        "taken at "
+    )
+    assert data["held_by"] == {"pid": writer.pid, "program": "python"}
+    assert data["snapshot"]["copy_seconds"] > 0 and data["snapshot"]["current"]
+    after = onetool_code.status(path=str(project.root), format="json")
+    assert after["held_by"] is None

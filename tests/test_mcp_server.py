@@ -342,3 +342,25 @@ def test_chunkhound_updates_the_index_while_the_server_runs(chunkhound, chunkhou
     for stale in answers[:-1]:
         assert "this answer is from the snapshot of" in json.loads(text(stale))["notice"]
         assert stale.seconds < 5  # the wait for a background refresh is bounded; answering costs the rest
+
+
+def test_the_server_exits_when_its_input_closes_whatever_a_call_is_doing(sample_index, server):
+    """A call still waiting on a slow embeddings server does not keep the server alive after the client left."""
+    server.slow_seconds = 20.0
+    argv = [sys.executable, *SERVER, "--path", str(sample_index.root), "--base-url", server.url("slow")]
+    try:
+        with RawClient(argv) as client:
+            client._send({
+                "jsonrpc": "2.0", "id": 99, "method": "tools/call",
+                "params": {"name": "search", "arguments": {"query": "retry", "mode": "semantic"}},
+            })  # fmt: skip
+            deadline = time.monotonic() + 10
+            while not any(r.path.startswith("/slow/") for r in server.embedding_requests()):
+                assert time.monotonic() < deadline, "the call never reached the server"
+                time.sleep(0.05)
+            started = time.monotonic()
+            client.process.stdin.close()
+            assert client.process.wait(timeout=PATIENCE) == 0
+            assert time.monotonic() - started < 5
+    finally:
+        server.slow_seconds = 3.0

@@ -95,3 +95,29 @@ def test_without_a_key_the_agent_is_told_what_to_do(onetool_env, sample_index, t
     assert semantic.startswith(
         "Error: OPENAI_API_KEY not configured in secrets.yaml (required for code search embeddings)."
     )
+
+
+def test_a_repository_cannot_route_onetools_secret_to_its_server(onetool_env, sample_index, tmp_path):
+    """Issue 24 through the real OneTool: the key lives in OneTool's secrets, the relative ``rerank_url`` in
+    ``tools.code``, and the repository's ``.chunkhound.json`` names its own server as ``base_url``."""
+    import json
+    import shutil
+
+    from openai_server import serve
+
+    root = tmp_path / "hostile"
+    shutil.copytree(sample_index.root, root)
+    with serve() as collector:
+        (root / ".chunkhound.json").write_text(json.dumps({"embedding": {"base_url": collector.base_url}}))
+        with onetool_env.serve(
+            tmp_path / "config",
+            tools_dir=[PACK_FILE],
+            secrets={"OPENAI_API_KEY": KEY},
+            tool_config={"rerank_url": "/rerank"},
+            env={"OT_CWD": str(root)},
+        ) as client:
+            answers = [client.run(call).body for call in ('code.search(query="retry")', "code.status()")]
+            log = client.log_text()
+    assert collector.requests, "the repository's server was never asked"
+    assert all(KEY not in str(r.authorization) for r in collector.requests)
+    assert answers[0].startswith("Found ") and all(KEY not in text for text in (*answers, log))

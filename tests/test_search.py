@@ -240,9 +240,9 @@ def test_unknown_and_missing_arguments_are_errors_not_exceptions(sample_index):
 def test_not_indexed(tmp_path):
     answer = onetool_code.search(query=QUERY, path=str(tmp_path))
     assert answer == (
-        f"Error: Project not indexed. Run: chunkhound index {tmp_path.resolve()}\n"
-        f"Expected database at: {tmp_path.resolve()}/.chunkhound/db/chunks.db\n"
-        f"(or build a compatible index with: python -m onetool_code index {tmp_path.resolve()})"
+        f"Error: Project not indexed. Run: chunkhound index {tmp_path.resolve()} (expected database at: "
+        f"{tmp_path.resolve()}/.chunkhound/db/chunks.db; or build a compatible index with: python -m onetool_code "
+        f"index {tmp_path.resolve()})"
     )
     assert onetool_code.status(path=str(tmp_path)).startswith("Error: Project not indexed.")
 

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 
 import pytest
 
+import onetool_code
 from onetool_code import settings
 from onetool_code.errors import BadInputError, OneToolCodeError
 from onetool_code.settings import OneToolHost
@@ -173,11 +176,74 @@ def test_pack_cache_setting_is_a_boolean(tmp_path):
     assert settings.resolve(path=str(tmp_path), host=host).cache is False
 
 
-def test_timeout_comes_from_onetool_then_chunkhounds_config(tmp_path):
-    assert settings.resolve(path=str(tmp_path)).timeout == 30.0
-    (tmp_path / ".chunkhound.json").write_text(json.dumps({"embedding": {"timeout": 120}}))
-    assert settings.resolve(path=str(tmp_path)).timeout == 120.0
-    host = OneToolHost(get_secret=lambda name: None, tool_config={"timeout": 5})
-    assert settings.resolve(path=str(tmp_path), host=host).timeout == 5.0
-    (tmp_path / ".chunkhound.json").write_text(json.dumps({"embedding": {"timeout": "soon"}}))
-    assert settings.resolve(path=str(tmp_path)).timeout == 30.0
+@pytest.mark.parametrize(
+    ("user", "env", "project_value", "expected"),
+    [
+        (None, None, None, 30.0),
+        (None, None, 600, 30.0),  # a repository cannot make a stalling server wait longer
+        (None, None, 5, 5.0),
+        (10, None, 20, 10.0),
+        (10, None, 3, 3.0),
+        (None, "45", 120, 45.0),
+        (None, "45", 12, 12.0),
+        (7, "45", None, 7.0),
+        (None, "forever", None, 30.0),
+        (None, None, "soon", 30.0),
+    ],
+)
+def test_the_timeout_is_the_users_and_a_project_may_only_lower_it(
+    tmp_path, monkeypatch, user, env, project_value, expected
+):
+    if project_value is not None:
+        (tmp_path / ".chunkhound.json").write_text(json.dumps({"embedding": {"timeout": project_value}}))
+    if env is not None:
+        monkeypatch.setenv("CHUNKHOUND_EMBEDDING__TIMEOUT", env)
+    host = OneToolHost(get_secret=lambda name: None, tool_config={} if user is None else {"timeout": user})
+    assert settings.resolve(path=str(tmp_path), host=host).timeout == expected
+
+
+def test_a_config_nested_too_deeply_is_a_clear_error_everywhere(tmp_path, capsys):
+    """A repository's ``.chunkhound.json`` of 100,000 nested lists: one line naming the file, in every command."""
+    from onetool_code import cli
+
+    (tmp_path / ".chunkhound.json").write_text("[" * 100_000 + "]" * 100_000)
+    message = f"Cannot read {tmp_path.resolve() / '.chunkhound.json'}: nested too deeply"
+    with pytest.raises(OneToolCodeError, match=re.escape(message)):
+        settings.resolve(path=str(tmp_path))
+    assert onetool_code.status(path=str(tmp_path)) == f"Error: {message}"
+    assert onetool_code.search(query="x", path=str(tmp_path), mode="lexical") == f"Error: {message}"
+    for command in (["status"], ["search", "x"], ["index", "--no-embeddings"]):
+        assert cli.main([*command, "--path", str(tmp_path)]) == 1
+        assert capsys.readouterr().err == f"Error: {message}\n"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "huge", "symlink to a fifo"])
+def test_a_config_that_is_no_small_regular_file_is_refused_without_blocking(tmp_path, kind):
+    config = tmp_path / ".chunkhound.json"
+    if kind == "huge":
+        config.write_text(json.dumps({"embedding": {"model": "m"}, "pad": "x" * (2 << 20)}))
+    else:
+        fifo = tmp_path / "pipe" if kind.startswith("symlink") else config
+        os.mkfifo(fifo)
+        if fifo != config:
+            config.symlink_to(fifo)
+    reason = "larger than 1,048,576 bytes" if kind == "huge" else "not a regular file"
+    with pytest.raises(
+        OneToolCodeError, match=f"^Cannot read {re.escape(str(config.resolve().parent / config.name))}: {reason}$"
+    ):
+        settings.resolve(path=str(tmp_path))
+
+
+@pytest.mark.parametrize("name", ["path", "db"])
+def test_a_nul_in_a_path_is_bad_input_naming_it(tmp_path, name):
+    options = {"path": str(tmp_path), name: f"{tmp_path}/a\x00b"}
+    with pytest.raises(BadInputError, match=f"^{name} must not hold a NUL character$"):
+        settings.resolve(**options)
+    assert onetool_code.search(query="x", mode="lexical", **options) == f"Error: {name} must not hold a NUL character"
+
+
+def test_a_nul_in_the_projects_database_path_is_a_clear_error(tmp_path):
+    (tmp_path / ".chunkhound.json").write_text(json.dumps({"database": {"path": "idx\u0000.db"}}))
+    assert onetool_code.status(path=str(tmp_path)) == (
+        "Error: database.path in .chunkhound.json (or CHUNKHOUND_DATABASE__PATH) holds a NUL"
+    )

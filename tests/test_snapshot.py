@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import duckdb
+import pytest
 from conftest import settled
 
 import onetool_code
@@ -276,3 +277,126 @@ def test_a_snapshot_superseded_during_a_search_is_searched_again_in_the_new_one(
     assert "LOAD_CONFIG_NOW" in json.dumps(answer) and "notice" not in answer
     assert len(calls) == 2 and folders() != first and not first[0].exists()
     assert any("superseded during the search" in record.getMessage() for record in spans)
+
+
+# -- A damaged cache heals itself, and stays private (issue 24) ------------------------------------------------
+
+
+def one_snapshot(project) -> Path:
+    """The folder of the one snapshot a first search made."""
+    search(project, query="load_config", mode="lexical")
+    (made,) = folders()
+    return made
+
+
+def damage(made: Path, how: str) -> str:
+    """Damage one file of a published snapshot as a crash or a full disk would; which one."""
+    if how == "missing vocabulary":
+        (target,) = made.glob("lexical/vocab*")
+        target.unlink()
+    else:
+        part = "lexical/vocab*" if how == "truncated vocabulary" else "vectors-0/matrix.npy"
+        (target,) = made.glob(part)
+        with target.open("r+b") as handle:
+            handle.truncate(target.stat().st_size // 2)
+    return str(target.relative_to(made))
+
+
+@pytest.mark.parametrize("how", ["missing vocabulary", "truncated vocabulary", "truncated vectors"])
+def test_a_damaged_snapshot_is_set_aside_and_made_again_once(project, how, spans):
+    made = one_snapshot(project)
+    expected = {
+        mode: places(search(project, query="load_config", mode=mode)) for mode in ("lexical", "semantic", "hybrid")
+    }
+    damage(made, how)
+    spans.clear()
+    reads = []
+    for _ in range(2):  # fresh processes: nothing held in memory
+        STORE.clear()
+        for mode in ("lexical", "semantic", "hybrid"):
+            assert places(search(project, query="load_config", mode=mode)) == expected[mode]
+        reads.append(sum("snapshot of " in note for r in spans for note in json.loads(r.getMessage()).get("notes", [])))
+        spans.clear()
+    assert reads == [1, 0]  # read again once, then mapped
+    assert [p.name for p in folders()] == [made.name]
+
+
+def test_a_snapshot_is_written_durably_before_it_is_published(project, monkeypatch):
+    """Every file and folder of a snapshot is flushed to disk before the rename that publishes it: a power cut
+    cannot leave a published snapshot with empty files."""
+    synced = []
+    real = os.fsync
+
+    def fsync(fd):
+        synced.append(str(Path(f"/proc/self/fd/{fd}").readlink()))
+        return real(fd)
+
+    monkeypatch.setattr(derived.os, "fsync", fsync)
+    made = one_snapshot(project)
+    # What was flushed inside the private folder the snapshot was written in (``<name>.tmp-PID-TID``), by its
+    # path relative to that folder ("" for the folder itself).
+    inside = {s.split(".tmp-", 1)[1].partition("/")[2] for s in synced if ".tmp-" in s}
+    assert {str(p.relative_to(made)) for p in made.rglob("*")} | {""} <= inside
+    assert str(made.parent) in synced  # the rename itself
+
+
+def test_folders_of_writers_killed_mid_snapshot_are_removed(project):
+    """A writer killed with SIGKILL while it writes leaves its private folder: the next publish removes it."""
+    code = textwrap.dedent("""
+        import os, sys, onetool_code
+        from onetool_code import derived
+        real = derived.shutil.rmtree
+        def write_forever(into):
+            (into / "half.npy").write_bytes(b"x" * 1000)
+            print("writing", flush=True)
+            sys.stdin.read()
+        derived.publish(derived.cache_root() / "snapshot" / "0000-aaaa", write_forever)
+    """)
+    writer = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert writer.stdout.readline().strip() == "writing"
+    writer.kill()
+    writer.wait(30)
+    writer.stdin.close()
+    writer.stdout.close()
+    snapshots = derived.cache_root() / live.KIND
+    assert [p.name for p in snapshots.iterdir() if ".tmp-" in p.name]
+    alive = snapshots / f"0000-bbbb.tmp-{os.getpid()}-1"  # a living writer's folder stays
+    alive.mkdir()
+    one_snapshot(project)
+    assert [p.name for p in snapshots.iterdir() if ".tmp-" in p.name] == [alive.name]
+
+
+def test_the_cache_is_private(project):
+    made = one_snapshot(project)
+    root = derived.cache_root()
+    for path in (root, *root.rglob("*")):
+        mode = path.stat().st_mode & 0o777
+        if path.is_dir() and path != root.parent:
+            assert mode == 0o700, path
+        elif path.is_file():
+            assert mode == 0o600, path
+    assert made.exists()
+
+
+@pytest.mark.parametrize("problem", ["writable by others", "owned by another user"])
+def test_a_cache_folder_others_control_is_refused_and_searches_answer_without_it(
+    project, monkeypatch, tmp_path, problem
+):
+    shared = tmp_path / "shared-cache"
+    shared.mkdir()
+    if problem == "writable by others":
+        shared.chmod(0o777)
+        reason = "other users can write to it"
+    else:
+        os.chown(shared, 65534, 65534)  # nobody
+        reason = "another user owns it"
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(shared))
+    answer = search(project, query="load_config", mode="lexical")
+    assert answer["results"]
+    assert answer["notice"] == (
+        f"the cache folder {shared} is not used: {reason}, so answers read the index itself. Set "
+        "ONETOOL_CODE_CACHE_DIR to a folder of your own that only you can write to."
+    )
+    assert list(shared.iterdir()) == []
+    status = onetool_code.status(path=str(project.root))
+    assert f"Note: the cache folder {shared} is not used: {reason}" in status

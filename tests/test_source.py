@@ -85,3 +85,59 @@ def test_files_outside_the_root_or_gone_are_not_read(tmp_path):
     assert sources.read("link.py") == Unread("resolves outside the project root; not read")
     assert sources.read("gone.py") == Unread("deleted since indexing", gone=True)
     assert sources.window("gone.py", 1, 3) == []
+
+
+def answered_within(seconds: float, call):
+    """``call()``'s answer, failing (not hanging) when it takes longer than ``seconds``."""
+    import threading
+
+    answers = []
+    worker = threading.Thread(target=lambda: answers.append(call()), daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert answers, f"no answer within {seconds} s"
+    return answers[0]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "symlink to a fifo", "symlink to a device"])
+def test_a_fifo_in_the_place_of_an_indexed_file_is_noted_not_read(project, kind):
+    """Opening a FIFO waits for a writer forever: a search that shows that file must still answer."""
+    import os
+
+    import onetool_code
+
+    indexed = project.root / "src" / "bookshelf" / "retry.py"
+    indexed.unlink()
+    if kind == "fifo":
+        os.mkfifo(indexed)
+    elif kind == "symlink to a fifo":
+        os.mkfifo(project.root / "pipe")
+        indexed.symlink_to(project.root / "pipe")
+    else:
+        indexed.symlink_to("/dev/zero")  # outside the project too: not read either way
+    for content in ("auto", "always"):
+        found = answered_within(
+            30,
+            lambda content=content: onetool_code.search(
+                query="retry backoff delays", path=str(project.root), mode="lexical", format="json", content=content
+            ),
+        )
+        shown = [r for r in found["results"] if r["file_path"] == "src/bookshelf/retry.py"]
+        assert shown, found
+        assert all("not read" in r.get("note", "") for r in shown)
+
+
+def test_an_index_or_wal_that_is_a_fifo_is_refused_without_blocking(project):
+    import os
+
+    import onetool_code
+
+    wal = project.db.with_name(project.db.name + ".wal")
+    os.mkfifo(wal)
+    answer = answered_within(30, lambda: onetool_code.search(query="retry", path=str(project.root), mode="lexical"))
+    assert answer == f"Error: {wal} is not a regular file, so not part of an index"
+    wal.unlink()
+    project.db.unlink()
+    os.mkfifo(project.db)
+    answer = answered_within(30, lambda: onetool_code.status(path=str(project.root)))
+    assert answer == f"Error: {project.db} is not a regular file, so not part of an index"

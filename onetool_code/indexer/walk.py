@@ -21,6 +21,7 @@ from pathlib import Path, PurePosixPath
 
 from onetool_code.indexer.ignore import IgnoreRules
 from onetool_code.indexer.languages import CONFIG_LANGUAGES, CONFIG_SIZE_LIMIT, UNSUPPORTED, language_for
+from onetool_code.reading import SMALL_FILE, read_regular
 
 # ChunkHound 6.1.0 skips files over 10 MiB (``indexing.max_file_size_mb``).
 MAX_FILE_SIZE = 10 * 1024 * 1024
@@ -110,6 +111,10 @@ class _Walker:
             self.skip("unreadable directory")
             return
         for entry in entries:
+            if not _utf8(entry.name):
+                # The index stores paths as UTF-8 text; ChunkHound 6.1.0 skips such names too.
+                self.skip("name not UTF-8")
+                continue
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             try:
                 info = entry.stat()  # follows links
@@ -160,6 +165,15 @@ class _Walker:
             self.result.files.append(SourceFile(path, rel, language, info.st_size, info.st_mtime))
 
 
+def _utf8(name: str) -> bool:
+    """Whether a name read from the file system is valid UTF-8 (Python keeps other bytes as lone surrogates)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def check_content(data: bytes) -> str | None:
     """Why a file's content must not be indexed (``"binary"``, ``"generated"``), or None when it is fine."""
     if b"\x00" in data[:_BINARY_WINDOW]:
@@ -174,8 +188,7 @@ def check_content(data: bytes) -> str | None:
 def read_file(source: SourceFile) -> bytes | str:
     """The file's bytes, or the reason it cannot be indexed (``"unreadable"``, ``"binary"``, ``"generated"``)."""
     try:
-        with source.path.open("rb") as handle:
-            data = handle.read()
+        data = read_regular(source.path, max(source.size, MAX_FILE_SIZE))
     except OSError:
         return "unreadable"
     return check_content(data) or data
@@ -186,7 +199,8 @@ def _read_lines(path: Path) -> list[str]:
 
     Split at ``\n`` alone, as git does (``str.splitlines`` would also break at form feeds and the like)."""
     try:
-        text = path.read_bytes().decode("utf-8", errors="replace")  # bytes: read_text would turn "\r" into "\n"
+        # bytes: read_text would turn "\r" into "\n"
+        text = read_regular(path, SMALL_FILE).decode("utf-8", errors="replace")
     except OSError:
         return []
     return [line.removesuffix("\r") for line in text.split("\n")]

@@ -31,6 +31,7 @@ from onetool_code import index, schema
 from onetool_code.errors import IndexUnreadableError, OneToolCodeError
 from onetool_code.indexer.chunks import Chunk
 from onetool_code.indexer.languages import extension_of
+from onetool_code.reading import SMALL_FILE, read_regular
 
 if TYPE_CHECKING:
     import duckdb
@@ -319,12 +320,13 @@ def embedding_sidecar(db_path: Path) -> Path:
 def check_root(project_root: Path, db_path: Path) -> None:
     """ChunkHound refuses to open an index whose root sidecar names another project: so do we, before writing."""
     sidecar = root_sidecar(db_path)
-    if not sidecar.is_file():
+    if not sidecar.exists():
         return
     try:
-        recorded = json.loads(sidecar.read_text(encoding="utf-8")).get("indexed_root_path")
-    except (OSError, ValueError, AttributeError) as exc:
-        raise IndexUnreadableError(f"Cannot read {sidecar}: {exc}") from exc
+        recorded = json.loads(read_regular(sidecar, SMALL_FILE)).get("indexed_root_path")
+    except (OSError, ValueError, AttributeError, RecursionError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else exc
+        raise IndexUnreadableError(f"Cannot read {sidecar}: {reason}") from exc
     if recorded and Path(str(recorded)).resolve() != project_root.resolve():
         raise OneToolCodeError(
             f"The index {db_path} belongs to another project: {sidecar.name} names {recorded}, not {project_root}. "
@@ -346,10 +348,10 @@ def write_sidecars(project_root: Path, db_path: Path, embedding: tuple[str, str,
 def _write_if_changed(path: Path, text: str) -> None:
     """Replace ``path`` atomically (write beside it, then rename) unless it already holds ``text``."""
     try:
-        if path.read_text(encoding="utf-8") == text:
+        if read_regular(path, SMALL_FILE).decode("utf-8") == text:
             return
     except (OSError, UnicodeDecodeError):
-        pass  # missing or unreadable: (re)write it
+        pass  # missing, unreadable or no file (a FIFO, say): (re)write it
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         tmp.write_text(text, encoding="utf-8")  # permissions from the umask, as ChunkHound's files

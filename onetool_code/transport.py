@@ -1,0 +1,135 @@
+"""HTTP for the embeddings and reranker requests: a deadline over a whole request, and failures said safely.
+
+The trap: an HTTP client's timeout bounds each read, not a request, so a server that sends a byte every few
+seconds keeps a request going forever, and the server is whatever a repository's ``.chunkhound.json`` names. So
+every request runs on a thread of its own and is waited for until the search's deadline only (``within``); past
+it, the client it uses is closed, which ends the request at its next read. Clients are kept one per server (the
+origin), so closing one cuts off nothing but requests to the server that stalled.
+
+A library's message about a failed request can quote the request, headers included (``Illegal header value
+b'Bearer sk-...'``), so ours name the operating system's reason, or the kind of failure, never the library's text.
+"""
+
+from __future__ import annotations
+
+import atexit
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+T = TypeVar("T")
+
+
+class Stalled(Exception):
+    """The request did not finish by its deadline (raised in the waiting thread; the request is left behind)."""
+
+
+class Budget:
+    """The time one search may wait on the network, all its requests and retries together. The clock starts at
+    the first request, so reading the index before it costs the budget nothing."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self._deadline: float | None = None
+
+    def deadline(self) -> float:
+        if self._deadline is None:
+            self._deadline = time.monotonic() + self.seconds
+        return self._deadline
+
+    def left(self) -> float:
+        return max(self.deadline() - time.monotonic(), 0.0)
+
+
+def within(deadline: float, call: Callable[[], T], stalled: Callable[[], None]) -> T:
+    """``call()`` on a thread of its own, waited for until ``deadline`` (``time.monotonic``); past it, ``stalled()``
+    (which closes the client ``call`` uses) and ``Stalled``."""
+    outcome: dict[str, Any] = {}
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            outcome["value"] = call()
+        except BaseException as exc:  # handed to the waiting thread, which raises it
+            outcome["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="onetool-code request", daemon=True).start()
+    if not done.wait(max(deadline - time.monotonic(), 0.0)):
+        stalled()
+        raise Stalled
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def refused(exc: BaseException) -> bool:
+    """Nothing listens there, or the name does not resolve: asking again cannot help."""
+    import socket
+
+    return any(isinstance(e, (ConnectionRefusedError, socket.gaierror)) for e in _causes(exc))
+
+
+def reason(exc: BaseException) -> str:
+    """Why a request failed, in words that cannot carry the request: the operating system's reason when there
+    is one (``Connection refused``), else the kind of failure (``RemoteProtocolError``)."""
+    for e in _causes(exc):
+        if isinstance(e, OSError) and e.strerror:
+            return str(e.strerror)
+    innermost = list(_causes(exc))[-1]
+    return type(innermost).__name__
+
+
+def origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    return parts.scheme, parts.hostname or "", parts.port
+
+
+_clients: dict[tuple[str, str, int | None], Any] = {}
+_clients_lock = threading.Lock()
+
+
+def post(url: str, *, deadline: float, **options: Any) -> Any:
+    """``httpx``'s POST to ``url`` within ``deadline``; ``Stalled`` past it, ``httpx``'s errors otherwise."""
+    slot = origin(url)
+    client = _client(slot)
+    timeout = max(deadline - time.monotonic(), 0.001)
+    return within(deadline, lambda: client.post(url, timeout=timeout, **options), lambda: discard(slot))
+
+
+def _client(slot: tuple[str, str, int | None]) -> Any:
+    """The process's ``httpx`` client for one server (VoyageAI and the rerankers; the key travels per request)."""
+    import httpx
+
+    with _clients_lock:
+        client = _clients.get(slot)
+        if client is None:
+            client = _clients[slot] = httpx.Client()
+        return client
+
+
+def discard(slot: tuple[str, str, int | None]) -> None:
+    """Close a server's client (a request of it stalled); the next request builds a new one."""
+    with _clients_lock:
+        client = _clients.pop(slot, None)
+    if client is not None:
+        client.close()
+
+
+@atexit.register
+def _close_all() -> None:
+    """Else the interpreter warns of open sockets at exit."""
+    for slot in list(_clients):
+        discard(slot)
