@@ -19,7 +19,9 @@ appear at several ranks:
 - ``Def@10``: some hit within 10 lies in a gold file and its line range overlaps a gold range (a merged hit
   that spans a whole class counts; the details file keeps the ranges to tell);
 - ``bytes``: size of the default text answer (``format="text"``, the library's default limit, content and
-  budget), median and max.
+  budget), median and max;
+- ``touching``: answers in which two results of one file overlap or touch (a gap of one line at most): there
+  should be none.
 
 Run from the repository root with the dev venv (``.venv-test/bin/python``)::
 
@@ -116,6 +118,7 @@ class Outcome:
     text_bytes: int | None = None
     seconds: float = 0.0
     error: str | None = None
+    touching: bool = False  # two results of one file overlap or touch (a gap of one line at most)
 
 
 # -- queries -------------------------------------------------------------------------------------------------
@@ -302,6 +305,12 @@ def evaluate(query: Query, hits: Sequence[dict[str, Any]]) -> Outcome:
     ranges: dict[str, list[Gold]] = {}
     for g in query.gold:
         ranges.setdefault(g.path, []).append(g)
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for hit in hits:
+        spans.setdefault(str(hit["file_path"]), []).append((int(hit["start_line"]), int(hit["end_line"])))
+    outcome.touching = any(
+        b[0] <= a[1] + 2 for ranges in spans.values() for a, b in zip(sorted(ranges), sorted(ranges)[1:], strict=False)
+    )
     for rank, hit in enumerate(hits[:TOP], start=1):
         path = str(hit["file_path"]).replace("\\", "/")
         start, end = int(hit["start_line"]), int(hit["end_line"])
@@ -403,6 +412,7 @@ def summarize(outcomes: Sequence[Outcome]) -> dict[str, Any]:
         "bytes_median": statistics.median(sizes) if sizes else None,
         "bytes_max": max(sizes) if sizes else None,
         "errors": sum(1 for o in outcomes if o.error),
+        "touching": sum(1 for o in outcomes if o.touching),
         "seconds_per_query": sum(o.seconds for o in outcomes) / n,
     }
 
@@ -434,13 +444,14 @@ def _bytes(value: float | None) -> str:
 def _row(label: str, s: dict[str, Any]) -> str:
     return (
         f"| {label} | {s['n']} | {_pct(s['r1'])} | {_pct(s['r5'])} | {_pct(s['r10'])} | {_num(s['mrr10'])} "
-        f"| {_pct(s['def10'])} | {_bytes(s['bytes_median'])} | {_bytes(s['bytes_max'])} | {s['errors']} |"
+        f"| {_pct(s['def10'])} | {_bytes(s['bytes_median'])} | {_bytes(s['bytes_max'])} | {s['errors']} "
+        f"| {s.get('touching', '-')} |"
     )
 
 
 HEADER = (
-    "| {first} | queries | R@1 | R@5 | R@10 | MRR@10 | Def@10 | bytes median | bytes max | errors |\n"
-    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    "| {first} | queries | R@1 | R@5 | R@10 | MRR@10 | Def@10 | bytes median | bytes max | errors | touching |\n"
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 )
 
 

@@ -59,8 +59,11 @@ def warm_up(settings: Settings) -> None:
         threading.Thread(target=_import, args=(name,), name="onetool-code import", daemon=True).start()
 
 
+_importing = threading.Lock()  # held while ``warm_up``'s thread imports a client
+
+
 def _import(name: str) -> None:
-    with contextlib.suppress(ImportError):  # the search's own import says so, in its place
+    with _importing, contextlib.suppress(ImportError):  # the search's own import says so, in its place
         importlib.import_module(name)
 
 
@@ -78,6 +81,15 @@ def embed(
     if key is None and settings.base_url is None:
         raise MissingKeyError(missing_key(settings))
     request = _voyage_request if settings.provider == "voyageai" else _openai_request
+    client = "httpx" if settings.provider == "voyageai" else "openai"
+    if client not in sys.modules or _importing.locked():
+        # Its client is still being imported (a fresh process): first learn, in a millisecond, whether anything
+        # listens there at all; a stopped local server then costs hybrid nothing.
+        stopped = transport.unreachable(settings.endpoint, (budget or transport.Budget(settings.timeout)).deadline())
+        if stopped is not None:
+            raise EmbeddingError(
+                f"Cannot reach the embeddings API at {settings.base_url or 'api.openai.com'}: {stopped}"
+            )
     step = batch_size or max(len(texts), 1)
     rows: list[np.ndarray] = []
     for start in range(0, len(texts), step):

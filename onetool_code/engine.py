@@ -44,6 +44,9 @@ from onetool_code.spans import note
 # How deep each list of a hybrid search goes before fusion: deep enough that a definition ranked 60th by one
 # ranking and 5th by the other still meets itself.
 HYBRID_DEPTH = 100
+# ... read that many times deeper, to keep at most PER_FILE hits of each file (``_per_file``).
+WIDEN = 4
+PER_FILE = 10
 EMBEDDING_MODES = ("semantic", "hybrid")  # the modes that embed the query
 
 
@@ -134,16 +137,33 @@ def _rank(
     # Hybrid, or what is left of it without vectors: the priors still put definitions first. Each fused list is
     # cut to the depth of the other modes' lists, so that a batch fuses the best of each query.
     deep = max(depth, HYBRID_DEPTH)
-    words = reader.lexical(request.queries, filters, deep)
+    wide = deep * WIDEN
+    words = [_per_file(hits, deep) for hits in reader.lexical(request.queries, filters, wide)]
     meanings = (
-        reader.semantic(semantic.embedding_set, semantic.vectors, filters, deep) if semantic else [[] for _ in words]
+        [_per_file(hits, deep) for hits in reader.semantic(semantic.embedding_set, semantic.vectors, filters, wide)]
+        if semantic
+        else [[] for _ in words]
     )
     sources = SourceFiles(project_root)
     ranked = []
     for m, w, query in zip(meanings, words, request.queries, strict=True):
-        named = lookup.find(reader, sources, *ranking.names_in(query, strict=True), filters, deep)
+        named = lookup.find(reader, sources, query, filters, deep)
         ranked.append(ranking.hybrid(m, w, query, filters, named.hits, named.qualified)[:depth])
     return ranked
+
+
+def _per_file(hits: Sequence[Hit], depth: int) -> list[Hit]:
+    """The first ``depth`` hits, at most ``PER_FILE`` of each file: a big file whose every chunk holds the query's
+    words (Django's ``query.py``, fmt's ``format.h``) must leave room in the list for the other files."""
+    seen: dict[str, int] = {}
+    kept = []
+    for hit in hits:
+        if seen.get(hit.file_path, 0) < PER_FILE:
+            seen[hit.file_path] = seen.get(hit.file_path, 0) + 1
+            kept.append(hit)
+            if len(kept) == depth:
+                break
+    return kept
 
 
 def _reranked(

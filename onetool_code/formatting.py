@@ -22,6 +22,10 @@ QUERY_ECHO_CHARS = 80
 BATCH_QUERY_ECHO_CHARS = 30
 DEFINITIONS_SHOWN = 6
 PREVIEW_LINE_CHARS = 120
+# Past the first results an answer is a list of places: a named one is its location and name, an unnamed one (a
+# comment, a block) also its best line; the other matching lines are listed for the first ones only. Ten results
+# then cost what four did before pages were filled.
+DETAILED = 3
 INDENT = "  "  # before a result's detail lines
 
 
@@ -271,14 +275,14 @@ def _text_result(view: _View, i: int, request: Request, grouped: bool) -> list[s
     defined = [entry for entry in r.definitions.split(", ") if entry and entry.partition(" ")[2] != r.name]
     if defined:
         lines.append(shown(f"{INDENT}defines: {_short_definitions(defined)}"))
-    previewing = view.preview[i] and not view.content[i]
+    previewing = view.preview[i] and not view.content[i] and (i < DETAILED or not r.name)
     if previewing:
         for index in r.preview:
             text = shown(_cut(r.lines[index].strip(), PREVIEW_LINE_CHARS))
             lines.append(f"{INDENT}{r.start_line + index}: {text}" if r.numbered else f"{INDENT}| {text}")
     previewed = {r.start_line + index for index in r.preview} if previewing else set()
     rest = [n for n in r.match_lines if n not in previewed]
-    if rest:
+    if rest and i < DETAILED:
         lines.append(f"{INDENT}matches: {_ranges(rest)}")
     if view.content[i]:
         lines.extend(_text_code(view, i))

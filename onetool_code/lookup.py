@@ -13,12 +13,15 @@ folder). The definitions that meet the most qualifiers come first and are the on
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
+from typing import Any
 
 from onetool_code.definitions import enclosing
 from onetool_code.hits import Hit
-from onetool_code.ranking import DEFINING_TYPES, definition_lines, is_test
+from onetool_code.names import bare
+from onetool_code.ranking import DECLARING_TYPES, DEFINING_TYPES, definition_lines, is_test, names_in, spellings
 from onetool_code.retrievers import Reader
 from onetool_code.schema import Filters
 from onetool_code.source import SourceFiles
@@ -26,7 +29,6 @@ from onetool_code.source import SourceFiles
 # Every definition of a common name (``get``, ``__init__``) is looked at before the qualifiers pick: a few
 # thousand in Django. The list handed to the ranking is cut to the depth of the others.
 NAMED_DEPTH = 5_000
-_PART_SUFFIX = re.compile(r"(?:_part\d+)+$")
 
 
 @dataclass(frozen=True)
@@ -37,44 +39,65 @@ class Definitions:
     qualified: frozenset[tuple[str, int, int]] = frozenset()
 
 
-def find(
-    reader: Reader,
-    sources: SourceFiles,
-    names: frozenset[str],
-    qualifiers: frozenset[str],
-    filters: Filters,
-    depth: int,
-) -> Definitions:
-    """The chunks that define ``names`` (lowercase), each marked with the name it defines (``Hit.defines``), the
-    ones meeting ``qualifiers`` first, then source before tests, then in path order; at most ``depth``."""
+def find(reader: Reader, sources: SourceFiles, query: str, filters: Filters, depth: int) -> Definitions:
+    """The chunks that define the names the query writes as code (``ranking.names_in``), each marked with the
+    name it defines (``Hit.defines``): the ones meeting the query's qualifiers first, then those defining it in
+    the query's own case (``Serialize`` the trait before ``serialize`` the method), then declarations of a type
+    before other definitions, then source before tests, then in path order; at most ``depth``."""
+    names, qualifiers = names_in(query, strict=True)
     if not names:
         return Definitions([])
+    spelled = spellings(query)
     # A variable named so is mostly a local one (ChunkHound chunks them inside function bodies): not the floor.
     found = [
         replace(hit, defines=_defined(hit, names))
         for hit in reader.defining(sorted(names), filters, NAMED_DEPTH)
         if hit.chunk_type in DEFINING_TYPES
     ]
+
+    def kind(hit: Hit) -> tuple[bool, bool, bool]:
+        written = _written_as(hit)
+        return spelled.get(written.lower(), written) != written, hit.chunk_type not in DECLARING_TYPES, _is_test(hit)
+
     if not qualifiers:
-        return Definitions(sorted(found, key=_is_test)[:depth])
+        return Definitions(_tiered(found, kind)[:depth])
     # Only a file that defines something named as a qualifier (a class, usually) is parsed for its classes.
     holders = {hit.file_path for hit in reader.defining(sorted(qualifiers), Filters(), NAMED_DEPTH)}
     met = {hit.key: _met(hit, qualifiers, sources if hit.file_path in holders else None) for hit in found}
-    ranked = sorted(found, key=lambda hit: (-met[hit.key][0], -met[hit.key][1], _is_test(hit)))
+    ranked = _tiered(found, lambda hit: (-met[hit.key][0], -met[hit.key][1], *kind(hit)))
     best = max(met.values(), default=(0, 0))
     if best[0] < len(qualifiers):
         return Definitions(ranked[:depth])
     return Definitions(ranked[:depth], frozenset(key for key, value in met.items() if value == best))
 
 
+def _tiered(found: list[Hit], key: Callable[[Hit], tuple[Any, ...]]) -> list[Hit]:
+    """``found`` in the order of ``key``, each scored by its tier (1.0 for the first, less for each later one):
+    definitions that ``key`` cannot tell apart share a score, so that the fusion ranks them alike and the words
+    and the meaning decide among them, not their paths' order."""
+    ranked = sorted(found, key=key)
+    tiers = {k: i for i, k in enumerate(dict.fromkeys(key(hit) for hit in ranked))}
+    return [replace(hit, score=1.0 / (1 + tiers[key(hit)])) for hit in ranked]
+
+
 def _defined(hit: Hit, names: frozenset[str]) -> str:
     """Which of ``names`` the chunk defines: its symbol's, else the first one a line of its code defines."""
-    own = _PART_SUFFIX.sub("", hit.symbol).lower()
+    own = bare(hit.symbol).lower()
     if own in names:
         return own
     if len(names) == 1:
         return next(iter(names))
     return next((n for n in sorted(names) if re.search(definition_lines([n]), hit.code)), own)
+
+
+def _written_as(hit: Hit) -> str:
+    """The name the chunk defines (``Hit.defines``) as its code writes it: its symbol's, else its defining line's."""
+    own = bare(hit.symbol)
+    if own.lower() == hit.defines:
+        return own
+    found = re.search(definition_lines([hit.defines]), hit.code)
+    written = re.search(rf"(?i)(?<!\w){re.escape(hit.defines)}(?!\w)", found.group()) if found else None
+    return written.group() if written else hit.defines
 
 
 def _met(hit: Hit, qualifiers: frozenset[str], sources: SourceFiles | None) -> tuple[int, int]:

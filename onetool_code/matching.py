@@ -7,7 +7,7 @@ order, single characters dropped; a line matches when it contains a token as a c
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 _TOKEN = re.compile(r"[A-Za-z0-9_]+")
 MAX_MATCH_LINES = 8
@@ -44,15 +44,19 @@ def match_lines(lines: Sequence[str], tokens: Sequence[str], start_line: int) ->
     return found
 
 
-def preview(lines: Sequence[str], tokens: Sequence[str], count: int = PREVIEW_LINES) -> list[int]:
+def preview(
+    lines: Sequence[str], tokens: Sequence[str], count: int = PREVIEW_LINES, said: Collection[int] = ()
+) -> list[int]:
     """Indexes (into ``lines``) of the preview lines (``count``: 1 or 2), in source order.
 
     With lexical matches: the line with the most token hits (earliest on a tie) plus the nearest other
     matching line, else its nearest non-empty neighbour (the one below wins a tie of distance, as the spec's
     example shows: a match on line 5 of 10 previews lines 5 and 6). Without:
-    the first non-empty lines.
+    the first non-empty lines. Lines in ``said`` (what the result's own first line says already) are not shown.
     """
     non_empty = [i for i, line in enumerate(lines) if line.strip()]
+    if any(i not in said for i in non_empty):
+        non_empty = [i for i in non_empty if i not in said]
     scored = [(i, _count(lines[i], tokens)) for i in non_empty] if tokens else []
     matching = [(i, n) for i, n in scored if n > 0]
     if not matching:

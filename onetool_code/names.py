@@ -47,6 +47,12 @@ def display_name(symbol: str, chunk_type: str, language: str, lines: Sequence[st
     return shorten(name)
 
 
+def bare(symbol: str) -> str:
+    """The name a symbol gives its definition, case kept: ChunkHound's ``_partN`` suffixes and the type of a Rust
+    ``impl`` (``Content::serialize``) removed, and a sigil that is part of no word (``$ZodCheck``)."""
+    return _PART_SUFFIX.sub("", symbol or "").rpartition("::")[2].lstrip("$@")
+
+
 def shorten(name: str) -> str:
     """At most ``MAX_NAME`` characters, cut at a word where one is near, ``...`` marking the cut."""
     name = " ".join(name.split())

@@ -7,29 +7,43 @@ agent wants first is the code that defines what it asked about, not a test, a do
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import replace
 from pathlib import PurePosixPath
 
 from onetool_code.hits import Hit
+from onetool_code.names import bare
 from onetool_code.schema import Filters
 
 RRF_K = 60
 
-# -- The hybrid ranking: weights chosen on bench/relevance.py (see bench/README.md for the measurements) --------
+# -- The hybrid ranking: each signal earned on bench/semble.py (seven languages) and checked on bench/relevance.py
+# (small packages with real vectors, and Django); bench/ablation.py turns each off in turn (see bench/README.md).
 
-HYBRID_K = 10  # reciprocal-rank constant of the fusion: small, so a list's first hits count for more
+HYBRID_K = 60  # reciprocal-rank constant of the fusion (the classic value): a list's first hundred ranks stay close,
+# so the priors and the file's evidence decide among them rather than BM25's small differences
 SEMANTIC_WEIGHT = 1.0
 LEXICAL_WEIGHT = 1.0
+DEFINITIONS_WEIGHT = 1.0  # the list of the named definitions (``lookup``), fused with the other two
 NOT_DEFINING = 0.8  # a chunk that defines nothing (a variable, an import, a comment, a block)
+SHORT = 0.7  # a chunk of one or two lines
 TESTS = 0.5  # a test file; or, when the query or the filters ask for tests, any other file
 DOCS = 0.5  # documentation, examples, changelogs; or, when they are asked for, anything else
-SHORT = 0.7  # a chunk of one or two lines
-NAMED = 3.0  # the chunk's symbol is a name the query spells out
+NOT_CODE = 0.5  # configuration and data (YAML, JSON, TOML, a Makefile), unless asked for
+NAMED = 3.0  # the chunk defines a name the query spells out ...
 QUALIFIED = 3.0  # ... inside the class, module or folder the query names it by (``QuerySet.bulk_create``)
-DEFINITIONS_WEIGHT = 1.0  # the list of the named definitions (``lookup``), fused with the other two
+OTHER_CASE = 0.5  # ... in another case than the query writes it (``fn serialize`` for ``Serialize``)
+IN_PROSE = 0.5  # ... a name that is one word of a sentence ("toString builder for ..."): it may be incidental (the
+# named definitions' list weighs as much less)
+DECLARATION = 1.5  # ... as a type, trait, interface or macro: declared there, used everywhere else
 FILE_NAMED = 1.5  # the file's name is a name the query spells out
+# What is known of a file as a whole, added to its best hit as a share of the best score of all:
+PATH_WORDS = 1.0  # ... times the share of the query's words that name the file or its folder
+COHERENT_FILE = 0.2  # ... times the sum of the file's hits' scores over the highest such sum
+SAME_FILE = 0.7  # a file's fourth hit and each one after it, again: ten results are ten places, not one file
+SAME_FILE_FREE = 3  # hits of a file before that: a definition, its doc comment, a neighbour
 
 DEFINING_TYPES = frozenset(
     {
@@ -38,6 +52,10 @@ DEFINING_TYPES = frozenset(
         "program", "function_block", "action", "closure", "field",
     }
 )  # fmt: skip
+# The kinds that declare a type (or a macro): the place a name is declared, where its uses are everywhere else.
+DECLARING_TYPES = frozenset(
+    {"class", "interface", "struct", "enum", "trait", "type_alias", "type", "object", "data_class", "macro"}
+)
 _TEST_PATH = re.compile(
     r"(^|/)(tests?|__tests__|specs?|testing|fixtures?|mocks?)(/|$)|(^|/)test_[^/]*$|_test\.\w+$|"
     r"\.(test|spec)\.\w+$|(^|/)conftest\.py$"
@@ -48,16 +66,63 @@ _DOC_PATH = re.compile(
     re.IGNORECASE,
 )
 _DOC_LANGUAGES = frozenset({"markdown", "text", "pdf"})
+# What is not code: ChunkHound's languages of data and configuration, and files it knows no language of.
+_DATA_LANGUAGES = frozenset({"json", "yaml", "toml", "makefile", "unknown", "git_diff"})
+_DATA_WORDS = frozenset(
+    {"config", "configuration", "yaml", "yml", "toml", "makefile", "dockerfile", "manifest", "ini", "json"}
+)
+# Words that say nothing of where code is: never matched against file names.
+_STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "do",
+        "does",
+        "for",
+        "from",
+        "has",
+        "have",
+        "how",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "not",
+        "of",
+        "on",
+        "or",
+        "the",
+        "to",
+        "was",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "with",
+        "this",
+        "that",
+    ]
+)
 _TEST_WORDS = frozenset({"test", "tests", "testing", "spec", "specs", "fixture", "fixtures", "mock", "mocks"})
 _DOC_WORDS = frozenset({"doc", "docs", "documentation", "readme", "example", "examples", "changelog", "guide"})
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
-_PART_SUFFIX = re.compile(r"(?:_part\d+)+$")
 # A file path as an engineer writes one: lowercase parts with a slash, or a name with a source file's extension.
 _PATH_LIKE = re.compile(
     r"\b[a-z0-9_.-]*[a-z][a-z0-9_.-]*(?:/[a-z0-9_.-]+)+/?|"
     r"\b[\w-]+\.(?:py|pyi|js|jsx|mjs|cjs|ts|tsx|go|rs|java|kt|rb|php|cs|c|h|cc|cpp|hpp|swift)\b"
 )
 _CAMEL = re.compile(r"[a-z][A-Z]")
+_CAMEL_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _COMMENT = ("#", "//", "/*", "*", "@", '"' * 3, "'" * 3)  # comment, docstring and decorator lines
 
 
@@ -70,36 +135,118 @@ def hybrid(
     qualified: frozenset[tuple[str, int, int]] = frozenset(),
 ) -> list[Hit]:
     """One query's semantic, lexical and named-definition lists fused by weighted reciprocal rank, times the
-    structural priors; ``qualified``: the keys of the definitions that meet the query's qualifiers (``lookup``).
+    structural priors, plus what is known of each file; ``qualified``: the keys of the definitions that meet the
+    query's qualifiers (``lookup``).
 
-    A hit's score becomes the fused value scaled so that a hit first in every list given, with no prior against
-    it, scores 1.0 (an empty list, as when hybrid falls back to words alone, does not count). Ties fall back to path, start line and chunk id, so the order is deterministic.
+    The lexical list is first ordered by its scores times the kind of file each hit is in (``_kind``): BM25
+    favours documentation's plain words, and a Markdown page can otherwise take the first ten places. A hit's
+    score is the fused value scaled so that a hit first in every list given, with no prior against it, scores
+    1.0 (an empty list, as when hybrid falls back to words alone, does not count), times its prior, plus its
+    file's evidence; a file's many hits then yield to other files (``spread``). Ties fall back to path, start line
+    and chunk id, so the order is deterministic.
     """
     fused: dict[tuple[str, int, int], float] = {}
     best: dict[tuple[str, int, int], Hit] = {}
+    wants = _Wants.of(query, filters)
+    lexical = sorted(lexical, key=lambda h: -h.score * _kind(h, wants))
     # The definitions first: a hit found in several lists is kept as found there, marked with what it defines.
-    lists = ((DEFINITIONS_WEIGHT, definitions), (SEMANTIC_WEIGHT, semantic), (LEXICAL_WEIGHT, lexical))
+    named = DEFINITIONS_WEIGHT * (IN_PROSE if wants.incidental else 1.0)
+    lists = ((named, definitions), (SEMANTIC_WEIGHT, semantic), (LEXICAL_WEIGHT, lexical))
     for weight, hits in lists:
-        for rank, hit in enumerate(dedupe(hits), start=1):
+        for rank, hit in _ranks(dedupe(hits), shared=hits is definitions):
             fused[hit.key] = fused.get(hit.key, 0.0) + weight / (HYBRID_K + rank)
             best.setdefault(hit.key, hit)
     weights = sum(weight for weight, hits in lists if hits)
     scale = (HYBRID_K + 1) / (weights or 1.0)
-    wants = _Wants.of(query, filters)
     scored = {
         key: value * scale * prior(best[key], wants) * (QUALIFIED if key in qualified and not wants.tests else 1.0)
         for key, value in fused.items()
     }
+    _file_evidence(scored, wants)
     order = sorted(scored, key=lambda key: (-scored[key], key[0], key[1], best[key].chunk_id))
-    return [replace(best[key], score=scored[key]) for key in order]
+    return spread([replace(best[key], score=scored[key]) for key in order])
+
+
+def _ranks(hits: Sequence[Hit], *, shared: bool) -> list[tuple[int, Hit]]:
+    """Each hit with its 1-based rank; with ``shared``, hits of equal score share the rank of the first of them
+    (the named definitions: ``lookup`` scores each by the tier it cannot split further)."""
+    if not shared:
+        return list(enumerate(hits, start=1))
+    ranked, rank, previous = [], 0, None
+    for position, hit in enumerate(hits, start=1):
+        if hit.score != previous:
+            rank, previous = position, hit.score
+        ranked.append((rank, hit))
+    return ranked
+
+
+def _file_evidence(scored: dict[tuple[str, int, int], float], wants: _Wants) -> None:
+    """What is known of a file as a whole lifts its best hit, by a share of the best score of all (added, not
+    multiplied: a file named for the question can rise from far down):
+
+    - the share of the query's words that name the file or its folder, times ``PATH_WORDS``
+      (``binding/default_validator.go`` for "how validators are plugged in for struct binding");
+    - many of its chunks matching: the sum of its hits' scores over the highest such sum, times
+      ``COHERENT_FILE`` (``format.h`` for "how fmt::format formats strings"). ChunkHound nests chunks (a
+      block, and a block inside it): a hit inside a better one of its file is that place again, not counted.
+    """
+    if not scored:
+        return
+    top = max(scored.values())
+    sums: dict[str, float] = {}
+    best: dict[str, tuple[str, int, int]] = {}
+    counted: dict[str, list[tuple[int, int]]] = {}
+    for key, value in sorted(scored.items(), key=lambda item: -item[1]):
+        spans = counted.setdefault(key[0], [])
+        if any(start <= key[1] and key[2] <= end for start, end in spans):
+            continue
+        spans.append((key[1], key[2]))
+        sums[key[0]] = sums.get(key[0], 0.0) + value
+        best.setdefault(key[0], key)
+    most = max(sums.values())
+    if top <= 0 or most <= 0:
+        return
+    for path, key in best.items():
+        named = _path_words(path, wants.keywords) / len(wants.keywords) if wants.keywords else 0.0
+        scored[key] += top * (PATH_WORDS * named + COHERENT_FILE * sums[path] / most)
+
+
+def spread(ranked: Sequence[Hit]) -> list[Hit]:
+    """Each hit of a file past its first ``SAME_FILE_FREE`` scored ``SAME_FILE`` times more per hit of that file
+    above it, and the list sorted again: a file's many hits (ChunkHound stores a class, its methods and their
+    comments apart) must not crowd out the other files an answer should name."""
+    seen: dict[str, int] = {}
+    decayed = []
+    for position, hit in enumerate(ranked):
+        count = seen.get(hit.file_path, 0)
+        seen[hit.file_path] = count + 1
+        decayed.append((hit.score * SAME_FILE ** max(0, count + 1 - SAME_FILE_FREE), position, hit))
+    decayed.sort(key=lambda item: (-item[0], item[1]))
+    return [replace(hit, score=score) for score, _, hit in decayed]
 
 
 class _Wants:
     """What the query and the filters ask for: tests, docs, the names they spell out, and the qualifiers of
     dotted names (``Layer`` in ``Layer.prototype.match``: a file or class to look in, not the thing itself)."""
 
-    def __init__(self, tests: bool, docs: bool, names: frozenset[str], qualifiers: frozenset[str]) -> None:
+    def __init__(
+        self,
+        tests: bool,
+        docs: bool,
+        names: frozenset[str],
+        qualifiers: frozenset[str],
+        data: bool = False,
+        keywords: frozenset[str] = frozenset(),
+        spelled: dict[str, str] | None = None,
+        prose: bool = False,
+        query_words: Sequence[str] = (),
+    ) -> None:
         self.tests, self.docs, self.names, self.qualifiers = tests, docs, names, qualifiers
+        self.data, self.keywords, self.spelled, self.prose = data, keywords, spelled or {}, prose
+        self.joined = _joined(query_words) if query_words else frozenset()
+        # A name among other words and with no qualifier may be incidental ("toString builder for ...");
+        # ``QuerySet.bulk_create`` in a sentence is not.
+        self.incidental = prose and not qualifiers
         self.definition = _definition_of(names) if names else None
 
     @classmethod
@@ -107,11 +254,18 @@ class _Wants:
         words = {w.lower() for w in re.findall(r"[A-Za-z]+", query)}
         needles = " ".join((*filters.include, *filters.languages))
         names, qualifiers = names_in(query)
+        keywords = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9]*", query)}
+        named = names | qualifiers
         return cls(
             tests=bool(words & _TEST_WORDS) or "test" in needles or "spec" in needles,
             docs=bool(words & _DOC_WORDS) or "doc" in needles or "markdown" in needles or ".md" in needles,
             names=names,
             qualifiers=qualifiers,
+            data=bool(words & _DATA_WORDS) or any(language in _DATA_LANGUAGES for language in filters.languages),
+            keywords=frozenset(w for w in keywords if len(w) > 2 and w not in _STOPWORDS),
+            spelled=spellings(query),
+            query_words=[w.lower() for w in re.findall(r"[A-Za-z0-9]+", query)],
+            prose=any(w not in named and w not in _STOPWORDS for w in (w.lower() for w in _IDENTIFIER.findall(query))),
         )
 
 
@@ -139,13 +293,24 @@ def names_in(query: str, strict: bool = False) -> tuple[frozenset[str], frozense
     return frozenset(names), frozenset(qualifiers)
 
 
+def _joined(words: Sequence[str]) -> frozenset[str]:
+    """Two or three neighbouring words of the query run together: the file "toString builder" names is
+    ``ToStringBuilder.java``."""
+    return frozenset("".join(words[i : i + n]) for n in (2, 3) for i in range(len(words) - n + 1))
+
+
+def spellings(query: str) -> dict[str, str]:
+    """Each identifier of the query (each part of a dotted one), lowercased, as the query writes it."""
+    return {part.lower(): part for m in _IDENTIFIER.finditer(query) for part in m.group().split(".")}
+
+
 def _definition_of(names: frozenset[str]) -> re.Pattern[str]:
     """A line that defines one of ``names``: ``def name``, ``function name``, ``class Name``, ``name(...) {``
     (a method), ``x.name = function`` or ``name: function`` (assigned), in any of our languages."""
     alternatives = "|".join(re.escape(n) for n in sorted(names))
     return re.compile(
         rf"{_declared(alternatives)}|"
-        rf"^\s*(?:{_MODIFIERS}\s+)*(?:{alternatives})\s*(?:<[^>]*>)?\([^)]*\)?\s*[:{{]|"
+        rf"^\s*(?:{_MODIFIERS}\s+)*(?P<method>{alternatives})\s*(?:<[^>]*>)?\([^)]*\)?\s*[:{{]|"
         rf"{_assigned(alternatives)}",
         re.IGNORECASE,
     )
@@ -167,29 +332,62 @@ _MODIFIERS = "(?:export|default|async|static|public|private|protected|override|g
 
 
 def _declared(alternatives: str) -> str:
+    # A sigil may lead the name (``$ZodCheck`` in zod, PHP's ``$x``): not part of it.
     return (
         r"\b(?:def|function\*?|class|interface|type|struct|enum|trait|fn|func|const|let|var|module|record)\s+"
-        rf"(?:\([^)]*\)\s*)?(?:{alternatives})\b"
+        rf"(?:\([^)]*\)\s*)?\$?(?:{alternatives})\b"
     )
 
 
 def _assigned(alternatives: str) -> str:
-    return rf"^\s*[\w.]*\b(?:{alternatives})\s*(?:=|:)\s*(?:async\s+)?(?:function\b|\()"
+    return rf"^\s*[\w.$]*?\$?\b(?:{alternatives})\s*(?:=|:)\s*(?:async\s+)?(?:function\b|\()"
 
 
-def _defines(hit: Hit, wants: _Wants) -> bool:
-    """The chunk defines a name the query spells out: found so (``lookup``), by its symbol, or, since ChunkHound
-    names many definitions synthetically (``definition_line_72``), by one of its first code lines."""
-    if hit.defines or _PART_SUFFIX.sub("", hit.symbol).lower() in wants.names:
-        return True
+def _defined_as(hit: Hit, wants: _Wants) -> str | None:
+    """The name the query spells out that the chunk defines, as the chunk writes it (case kept): by its symbol,
+    or, since ChunkHound names many definitions synthetically (``definition_line_72``), by one of its first
+    code lines; the name ``lookup`` found it defining otherwise."""
+    own = bare(hit.symbol)
+    if own.lower() in wants.names:
+        return own
     assert wants.definition is not None
     head = [line for line in hit.code.split("\n")[:6] if line.strip() and not line.lstrip().startswith(_COMMENT)]
-    return any(wants.definition.search(line) for line in head[:3])
+    for line in head[:3]:
+        found = wants.definition.search(line)
+        written = _written(found.group(), wants.names) if found else None
+        if written:
+            return written
+    if not hit.defines:
+        return None
+    # Found defining it further down its chunk (``lookup``): as it is written there, else as the query writes it.
+    found = re.search(definition_lines([hit.defines]), hit.code)
+    written = _written(found.group(), frozenset({hit.defines})) if found else None
+    return written or wants.spelled.get(hit.defines, hit.defines)
+
+
+def _written(text: str, names: frozenset[str]) -> str | None:
+    """The first of ``names`` (lowercase) in ``text``, as ``text`` writes it."""
+    alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    found = re.search(rf"(?i)(?<!\w)(?:{alternatives})(?!\w)", text)
+    return found.group() if found else None
 
 
 def is_test(path: str) -> bool:
     """A test file (or a fixture, a mock, a spec) by its path."""
     return bool(_TEST_PATH.search(path.lower()))
+
+
+def _kind(hit: Hit, wants: _Wants) -> float:
+    """What kind of file the hit is in, against what is asked for: tests, documentation, data."""
+    factor = 1.0
+    path = hit.file_path
+    if wants.tests != is_test(path):
+        factor *= TESTS
+    if wants.docs != bool(hit.language in _DOC_LANGUAGES or _DOC_PATH.search(path)):
+        factor *= DOCS
+    if hit.language in _DATA_LANGUAGES and not wants.data:
+        factor *= NOT_CODE
+    return factor
 
 
 def prior(hit: Hit, wants: _Wants) -> float:
@@ -199,20 +397,53 @@ def prior(hit: Hit, wants: _Wants) -> float:
     if hit.chunk_type not in DEFINING_TYPES or hit.symbol.startswith("file_structure"):
         factor *= NOT_DEFINING
     path = hit.file_path
-    # What is asked for swaps places with the rest: "tests for save_record" wants the tests before the source.
-    if wants.tests != is_test(path):
-        factor *= TESTS
-    if wants.docs != bool(hit.language in _DOC_LANGUAGES or _DOC_PATH.search(path)):
-        factor *= DOCS
+    factor *= _kind(hit, wants)
     if hit.end_line - hit.start_line < 2:
         factor *= SHORT
     # "tests for bulk_create" wants the tests that use it: its definition outside them is not boosted.
-    if wants.names and _defines(hit, wants) and (not wants.tests or is_test(path)):
+    defined = _defined_as(hit, wants) if wants.names else None
+    if defined is not None and (not wants.tests or is_test(path)):
         factor *= NAMED
-    stem = PurePosixPath(path).name.split(".")[0].replace("-", "").replace("_", "").lower()
-    if stem and stem in {n.replace("_", "") for n in wants.names | wants.qualifiers}:
+        if wants.spelled.get(defined.lower(), defined) != defined:
+            factor *= OTHER_CASE
+        if wants.incidental:
+            factor *= IN_PROSE
+        if hit.chunk_type in DECLARING_TYPES:
+            factor *= DECLARATION
+    stem = PurePosixPath(path).name.lstrip(".").split(".")[0].replace("-", "").replace("_", "").lower()
+    if stem and (stem in {n.replace("_", "") for n in wants.names | wants.qualifiers} or stem in wants.joined):
         factor *= FILE_NAMED
     return factor
+
+
+@functools.lru_cache(maxsize=8192)
+def _path_parts(path: str) -> frozenset[str]:
+    """The words of a file's name and of its folder's (``binding/default_validator.go``: binding, default,
+    validator, default_validator)."""
+    posix = PurePosixPath(path)
+    words = re.findall(r"[A-Za-z][A-Za-z0-9]*", f"{posix.name.lstrip('.').split('.')[0]} {posix.parent.name}")
+    return frozenset(part for word in words for part in _lexical_parts(word))
+
+
+def _path_words(path: str, keywords: frozenset[str]) -> int:
+    """How many of the query's words name the file or its folder, a word counting when one of the two is the
+    other's start, three letters or more (``validators`` names ``default_validator.go``)."""
+    parts = _path_parts(path)
+    return sum(
+        1
+        for keyword in keywords
+        if keyword in parts
+        or any(
+            min(len(keyword), len(part)) >= 3 and (keyword.startswith(part) or part.startswith(keyword))
+            for part in parts
+        )
+    )
+
+
+def _lexical_parts(word: str) -> list[str]:
+    """``ToStringBuilder`` -> tostringbuilder, to, string, builder (as the lexical index splits identifiers)."""
+    parts = [p.lower() for piece in word.split("_") for p in _CAMEL_PARTS.findall(piece)]
+    return [word.lower(), *parts]
 
 
 def fuse(ranked_lists: Sequence[Sequence[Hit]], limit: int) -> list[Hit]:

@@ -64,7 +64,7 @@ class FromSnapshot:
 
     def defining(self, names: Sequence[str], filters: Filters, depth: int) -> list[Hit]:
         """The code read is that of the chunks holding a name's token, the ``CODE_SCAN`` best by BM25 at most."""
-        scores = self.snapshot.lexical_index.scores(list(names))
+        scores = self.snapshot.lexical_index.scores([lexical.stem(n) for n in names])
         holding = np.flatnonzero(scores > 0)
         if holding.size > CODE_SCAN:
             holding = holding[np.argpartition(-scores[holding], CODE_SCAN)[:CODE_SCAN]]

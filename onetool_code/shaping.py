@@ -19,8 +19,9 @@ from pathlib import Path
 from onetool_code import matching
 from onetool_code.definitions import Definition, definitions, enclosing
 from onetool_code.hits import Hit
-from onetool_code.names import display_name
+from onetool_code.names import bare, display_name
 from onetool_code.placement import Placement, place
+from onetool_code.ranking import definition_lines
 from onetool_code.request import Request
 from onetool_code.source import SourceFiles, Unread
 
@@ -124,56 +125,79 @@ def _results(placed: Sequence[Placed], request: Request, sources: SourceFiles) -
         tokens = list(dict.fromkeys(t for q in wanted for t in tokens_of[q - 1]))
         if result.numbered:
             result.match_lines = matching.match_lines(result.lines, tokens, result.start_line)
-        result.preview = matching.preview(result.lines, tokens, 2 if position < FULL_PREVIEWS else 1)
+        said = _naming_lines(result)
+        result.preview = matching.preview(result.lines, tokens, 2 if position < FULL_PREVIEWS else 1, said)
     _include_content(results, request, sources)
     return results
+
+
+def _naming_lines(result: Result) -> set[int]:
+    """Indexes of the result's lines that only say what its first line says: the line that defines its name
+    (``def load_config(path):`` under ``function load_config``)."""
+    if not result.name or not re.fullmatch(r"[\w$]+", result.name):
+        return set()
+    pattern = re.compile(definition_lines([result.name.lower()]))
+    # A method with its return type before its name (``public String toString() {``) is one too.
+    signature = re.compile(rf"(?<![\w$]){re.escape(result.name)}\s*(?:<[^>]*>)?\(.*[{{:]\s*$")
+    return {i for i, line in enumerate(result.lines[:3]) if pattern.search(line) or signature.search(line)}
 
 
 def whole_definition(hit: Hit, sources: SourceFiles) -> Placed:
     """The hit placed as the definition it stands for, from the file's own syntax: the one it was found
     defining (``Hit.defines``: ChunkHound may have put it into a neighbour's chunk), or the one it is a piece of
-    (``bulk_create_part1_part2``, up to ``MAX_WHOLE`` lines: a piece of a 2,000-line class stays a piece).
-    Otherwise, or when the file no longer holds it, the hit where it is."""
+    (``bulk_create_part1_part2``), up to ``MAX_WHOLE`` lines: the part of a 4,700-line class that matched stays
+    that part, not one result that swallows the page. Otherwise, or when the file no longer holds it, the hit
+    where it is."""
     placement = place(hit, sources)
     piece = _PART_SUFFIX.search(hit.symbol) is not None and hit.chunk_type in _PIECE_TYPES
     if not placement.in_file or not (hit.defines or piece):
         return Placed(hit, placement)
-    name = hit.defines or _PART_SUFFIX.sub("", hit.symbol)
+    name = hit.defines or bare(hit.symbol)
     found = enclosing(sources.outline(hit.file_path, hit.language), name, placement.start_line, placement.end_line)
-    if found is None or (not hit.defines and found.end_line - found.start_line >= MAX_WHOLE):
+    if found is None or found.end_line - found.start_line >= MAX_WHOLE:
         return Placed(hit, placement)
     return Placed(hit, replace(placement, start_line=found.start_line, end_line=found.end_line), found)
 
 
 def merge(placed: Sequence[Placed]) -> list[list[Placed]]:
-    """Groups of hits to show as one, in the rank order of each group's best hit.
+    """Groups of hits to show as one, in the rank order of each group's best hit: no two groups of a file
+    overlap or touch, so ten results are ten places and no line is shown twice.
 
-    A definition shown whole (``Placed.whole``) is a group of its own: the pieces of it and the hits inside it
-    join it, and nothing around it does, so ``QuerySet.bulk_create`` is not swallowed by a window of its class.
-    Otherwise, within a file, hits sorted by start line merge while the next starts at most two lines after the
-    current group ends (overlapping, nested, adjacent, or one line apart). Hits the file could not place keep
-    ChunkHound's ranges, which do not count the file's lines: they merge only among themselves.
+    A definition shown whole (``Placed.whole``) keeps its lines: every other hit of its file that overlaps it or
+    touches it (a gap of at most one line) joins it, cut to the definition's lines, so that
+    ``QuerySet.bulk_create`` is not swallowed by a window of its class; definitions shown whole that overlap
+    each other join too. The rest, within a file, sorted by start line, merge while the next starts at most two
+    lines after the current group ends (overlapping, nested, adjacent, or one line apart), adjacent ones only while
+    the result stays within ``MAX_WHOLE`` lines. Hits the file could not place keep ChunkHound's ranges, which do
+    not count the file's lines: they merge only among themselves.
     """
     rank = {id(p): i for i, p in enumerate(placed)}
-    wholes: dict[tuple[str, int, int], list[Placed]] = {}
-    for p in placed:
-        if p.whole is not None:
-            wholes.setdefault((p.hit.file_path, p.start_line, p.end_line), []).append(p)
-    by_file: dict[tuple[str, bool], list[Placed]] = {}
-    for p in placed:
-        if p.whole is not None:
-            continue
-        inside = [k for k in wholes if k[0] == p.hit.file_path and k[1] <= p.start_line and p.end_line <= k[2]]
-        if inside and p.placement.in_file:
-            wholes[min(inside, key=lambda k: k[2] - k[1])].append(p)
+    wholes: list[list[Placed]] = []  # each: its definition first, then what joined it
+    loose: dict[tuple[str, bool], list[Placed]] = {}
+    # Definitions shown whole first, best first: one that meets a better one joins it, as any hit does.
+    for p in sorted(placed, key=lambda p: (p.whole is None, rank[id(p)])):
+        near = [g for g in wholes if p.placement.in_file and g[0].hit.file_path == p.hit.file_path]
+        near = [g for g in near if p.start_line <= g[0].end_line + 2 and g[0].start_line <= p.end_line + 2]
+        if near:
+            group = min(near, key=lambda g: rank[id(g[0])])
+            cut = replace(p.placement, start_line=group[0].start_line, end_line=group[0].end_line)
+            group.append(replace(p, placement=cut, whole=None))
+            rank[id(group[-1])] = rank[id(p)]
+        elif p.whole is not None:
+            wholes.append([p])
         else:
-            by_file.setdefault((p.hit.file_path, p.placement.in_file), []).append(p)
-    groups: list[list[Placed]] = list(wholes.values())
-    for file_hits in by_file.values():
+            loose.setdefault((p.hit.file_path, p.placement.in_file), []).append(p)
+    groups: list[list[Placed]] = list(wholes)
+    for file_hits in loose.values():
         current: list[Placed] = []
         end = 0
         for p in sorted(file_hits, key=lambda p: (p.start_line, -p.end_line)):
-            if current and p.start_line <= end + 2:
+            # Touching groups join unless that makes a result of more than MAX_WHOLE lines: the windows of a long
+            # class (``FastAPI_part1``, ``_part2``, ...) are places of their own, not one 4,700-line result.
+            touching = (
+                p.start_line <= end + 2 and max(end, p.end_line) - _start(current) < MAX_WHOLE if current else False
+            )
+            if current and (p.start_line <= end or touching):
                 current.append(p)
                 end = max(end, p.end_line)
             else:
@@ -187,11 +211,21 @@ def merge(placed: Sequence[Placed]) -> list[list[Placed]]:
     return groups
 
 
+def _start(group: Sequence[Placed]) -> int:
+    return min(p.start_line for p in group)
+
+
+def _end(group: Sequence[Placed]) -> int:
+    return max(p.end_line for p in group)
+
+
 def _build(group: list[Placed], sources: SourceFiles) -> Result:
     best = group[0].hit
     # The widest hit names a merged range: "class Store" describes lines 1-80 better than "method put", unless
     # the range is a definition shown whole, which names it.
-    widest = max(group, key=lambda p: (p.end_line - p.start_line, -group.index(p)))
+    widest = next((p for p in group if p.whole), None) or max(
+        group, key=lambda p: (p.end_line - p.start_line, -group.index(p))
+    )
     start = min(p.start_line for p in group)
     end = max(p.end_line for p in group)
     numbered = group[0].placement.in_file
@@ -209,19 +243,24 @@ def _build(group: list[Placed], sources: SourceFiles) -> Result:
     else:
         lines = _indexed_code(group)
         context, first = lines, 1
+    defined = definitions("\n".join(lines), best.language)
+    kind = widest.whole.label if widest.whole else widest.hit.chunk_type
+    name = widest.whole.name if widest.whole else display_name(widest.hit.symbol, kind, best.language, context, first)
+    if not name and defined:
+        # ChunkHound names many definitions after their line (``definition_line_95``): the first one the code
+        # holds names the result instead (the rest stay ``definitions``).
+        kind, _, name = defined.split(", ")[0].partition(" ")
     return Result(
         file_path=best.file_path,
         language=best.language,
-        chunk_type=widest.whole.label if widest.whole else widest.hit.chunk_type,
-        name=widest.whole.name
-        if widest.whole
-        else display_name(widest.hit.symbol, widest.hit.chunk_type, best.language, context, first),
+        chunk_type=kind,
+        name=name,
         start_line=start,
         end_line=end,
         score=max(p.hit.score for p in group),
         lines=lines,
         numbered=numbered,
-        definitions=definitions("\n".join(lines), best.language),
+        definitions=defined,
         queries=tuple(sorted({q for p in group for q in p.hit.queries})),
         note=note,
         rank=min(p.hit.rank for p in group),

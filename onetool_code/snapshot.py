@@ -38,7 +38,7 @@ from onetool_code.spans import note
 if TYPE_CHECKING:
     import duckdb
 
-FORMAT = 4  # bump when what a snapshot folder holds changes
+FORMAT = 5  # bump when what a snapshot folder holds changes (5: the lexical index's tokens are stems)
 # A delta larger than this share of its base's chunks (and than MIN_DELTA_CHUNKS) is read whole instead: the
 # base's dead rows cost every search a little, and the delta is read again at each refresh.
 MAX_DELTA_SHARE = 0.05

@@ -92,6 +92,25 @@ def reason(exc: BaseException) -> str:
     return type(innermost).__name__
 
 
+def unreachable(url: str, deadline: float) -> str | None:
+    """Why nothing can be asked at ``url`` (nothing listens there, or its name does not resolve), found by one
+    TCP connection, or None. A fresh process imports its HTTP client for half a second before it can learn that
+    a local server is stopped; this answers in a millisecond. Through a proxy the server is not dialled at all,
+    so then nothing is said."""
+    import socket
+    import urllib.request
+
+    parts = urlsplit(url)
+    if urllib.request.getproxies():
+        return None
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        socket.create_connection((parts.hostname or "", port), timeout=max(deadline - time.monotonic(), 0.001)).close()
+    except OSError as exc:
+        return reason(exc) if refused(exc) else None
+    return None
+
+
 def origin(url: str) -> tuple[str, str, int | None]:
     parts = urlsplit(url)
     return parts.scheme, parts.hostname or "", parts.port

@@ -10,6 +10,7 @@ ChunkHound 6.1.0 indexed it: a long method as ``bulk_create_part1``/``_part2``, 
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import numpy as np
@@ -138,3 +139,47 @@ def test_a_page_merged_down_is_filled_from_further_down_and_pages_stay_disjoint(
     following = results(project, "QuerySet.bulk_create", limit=5, offset=page["next_offset"])
     seen = {(r["file_path"], r["start_line"]) for r in page["results"]}
     assert not seen & {(r["file_path"], r["start_line"]) for r in following["results"]}
+
+
+@pytest.mark.parametrize(
+    "query", ["QuerySet.bulk_create", "bulk_create", "QuerySet", "set_cookie", "items bulk_create"]
+)
+def test_no_two_results_of_a_file_overlap_or_touch(project, query):
+    """ChunkHound stores a class's windows beside its methods, and a definition shown whole spans both: each line
+    is shown once, and two results of one file are two places apart."""
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for r in results(project, query, limit=20)["results"]:
+        spans.setdefault(r["file_path"], []).append((r["start_line"], r["end_line"]))
+    for ranges in spans.values():
+        ranges.sort()
+        assert all(a[1] + 2 < b[0] for a, b in itertools.pairwise(ranges)), ranges
+
+
+def test_a_long_definition_is_shown_by_the_part_that_matched(tmp_path):
+    """A 4,700-line class shown whole would be the whole answer: past 300 lines it is the chunk that matched."""
+    methods = "\n".join(f"    def handler_{n}(self):\n        return {n}\n" for n in range(200))
+    source = (
+        f"class FastAPI:\n{methods}\n    def run_sync(self, endpoint):\n        return run_in_threadpool(endpoint)\n"
+    )
+    lines = source.split("\n")
+    start = lines.index("    def run_sync(self, endpoint):") + 1
+    (tmp_path / "app.py").write_text(source)
+    rows = [  # ChunkHound's windows of a long class, each well under the cap, together far over it
+        _chunk(lines, 1, "class", "FastAPI_part1", 1, 250),
+        _chunk(lines, 1, "class", "FastAPI_part2", 251, 500),
+        _chunk(lines, 1, "class", "FastAPI_part3", 501, start + 1),
+        _chunk(lines, 1, "method", "run_sync", start, start + 1),
+    ]
+    columns = list(zip(*rows, strict=True))
+    chunks = {
+        "id": np.arange(1, len(rows) + 1, dtype=np.int32),
+        "file_id": np.array(columns[0], dtype=np.int32),
+        "chunk_type": np.array(columns[1], dtype=object),
+        "symbol": np.array(columns[2], dtype=object),
+        "code": np.array(columns[3], dtype=object),
+        "start_line": np.array(columns[4], dtype=np.int32),
+        "end_line": np.array(columns[5], dtype=np.int32),
+    }
+    write_index(tmp_path / ".chunkhound" / "db" / "chunks.db", [(1, "app.py", "python")], chunks, [])
+    for result in results(tmp_path, "FastAPI run sync")["results"]:
+        assert result["end_line"] - result["start_line"] < 300, result

@@ -237,8 +237,9 @@ def test_json_budget_counts_the_serialised_list(tmp_path):
 
 def test_text_layout(tmp_path):
     """One path line for a file with several results; ranges without the path under it; a one-line range as one
-    number; runs of match lines as ranges; indexed code (the file is gone) previewed without line numbers;
-    definitions only when they say more than the result line."""
+    number; runs of match lines as ranges; previews that do not repeat the line the result is named by;
+    definitions only when they say more than the result line; past the first three results, a named one is its
+    location and name only."""
     parse = [
         "def parse_config(text):",
         "    config = {}",
@@ -258,17 +259,28 @@ def test_text_layout(tmp_path):
         "Found 4 results for: load config",
         "src/config.py",
         "1. :10-12 function load_config (0.81)",
-        "  10: def load_config(path):",
+        "  11: data = read(path)",
         "  12: return parse_config(data)",
+        "  matches: 10",
         "2. :30-34 function parse_config (0.60)",
-        "  30: def parse_config(text):",
         "  31: config = {}",
-        "  matches: 32-34",
+        "  32: config['a'] = 1",
+        "  matches: 30, 33-34",
         "3. src/cli.py:3 import (0.70)",
         "  3: from config import load_config",
         "4. gone.py:7-8 class Loader (0.50)",
         "  defines: method load",
-        "  | class Loader:",
+        "  note: deleted since indexing; showing the indexed code",
+    ]
+    (unnamed,) = on_disk(
+        tmp_path, hit("src/notes.py", 1, ["# load the config once"], 0.55, "comment_line_1", "comment")
+    )
+    lines = render([*hits[:3], unnamed, hits[3]], tmp_path, query="load config").splitlines()
+    assert lines[-5:] == [
+        "4. src/notes.py:1 comment (0.55)",  # unnamed: its best line still says what it is
+        "  1: # load the config once",
+        "5. gone.py:7-8 class Loader (0.50)",
+        "  defines: method load",
         "  note: deleted since indexing; showing the indexed code",
     ]
 
@@ -341,7 +353,9 @@ PATHS = ["a.py", "b/c.ts", "déjà/vu.go", "x" * 80 + ".rs", "gone.py"]
 def projects(draw):
     """Files on disk and hits cut from them (so hits are located in their files, as real ones are); hits of
     ``gone.py`` name a file that does not exist, the path of a file deleted since indexing."""
-    files = {path: draw(st.lists(line_text, min_size=1, max_size=120)) for path in PATHS[:-1]}
+    # ChunkHound numbers lines from a file's first non-blank one (``source.py``): each file starts with one, so
+    # that the lines a hit is cut from are its numbers both in the index and in the file.
+    files = {path: ["head", *draw(st.lists(line_text, max_size=119))] for path in PATHS[:-1]}
     hits = []
     for i in range(draw(st.integers(0, 25))):
         path = draw(st.sampled_from(PATHS))
@@ -399,7 +413,7 @@ def test_invariants(tmp_path, project, max_bytes, fmt, content, query):
         ranges.setdefault(item["file_path"], []).append((first, last))
     for spans in ranges.values():
         spans.sort()
-        assert all(a[1] < b[0] for a, b in itertools.pairwise(spans)), spans
+        assert all(a[1] + 2 < b[0] for a, b in itertools.pairwise(spans)), spans  # neither overlap nor touch
 
 
 def test_real_hits_from_the_sample_index(sample_index):

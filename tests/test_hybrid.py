@@ -99,14 +99,16 @@ def hit(path: str, start: int, chunk_id: int, chunk_type: str = "function") -> H
 
 
 def test_fusion_is_deterministic_and_ties_fall_back_to_path_then_line():
-    a, b, c = hit("b.py", 1, 1), hit("a.py", 9, 2), hit("a.py", 3, 3)
+    a, b, c = hit("b.py", 1, 1), hit("a.py", 9, 2), hit("c.py", 3, 3)
     # a and b each rank first in one list; c is second in both and so scores higher than either.
     fused = ranking.hybrid([a, c], [b, c], "query", Filters())
     assert [h.chunk_id for h in fused] == [3, 2, 1]  # c; then the tie of a and b, by path
     assert fused[1].score == fused[2].score
     assert ranking.hybrid([a, c], [b, c], "query", Filters()) == fused
     assert [h.chunk_id for h in ranking.hybrid([c, a], [c, b], "query", Filters())] == [3, 2, 1]
-    assert fused[0].score == pytest.approx(2 * (ranking.HYBRID_K + 1) / (ranking.HYBRID_K + 2) / 2)
+    # Each file's one hit also gains the file's coherence (its share of all scores, the most for c).
+    fused_c = 2 * (ranking.HYBRID_K + 1) / (ranking.HYBRID_K + 2) / 2
+    assert fused[0].score == pytest.approx(fused_c * (1 + ranking.COHERENT_FILE))
 
 
 @pytest.mark.parametrize(
@@ -151,7 +153,9 @@ def test_a_capitalised_word_is_a_name_only_when_not_strict():
 def test_a_definition_is_recognised_by_its_first_line_when_the_symbol_is_synthetic(first_line, defines):
     chunk = Hit(1, "src/a.ts", "typescript", "function", "definition_line_7", first_line + "\n  body\n}", 7, 9, 0.5)
     wants = ranking._Wants.of("shallowCopy", Filters())
-    assert (ranking.prior(chunk, wants) == ranking.NAMED) is defines
+    # Named: boosted, the less when the chunk writes the name in another case (``ShallowCopy``).
+    expected = ranking.NAMED * (ranking.OTHER_CASE if "ShallowCopy" in first_line else 1.0)
+    assert ranking.prior(chunk, wants) == (expected if defines else 1.0)
 
 
 def test_regex_mode(sample_index):
@@ -203,13 +207,17 @@ def test_searches_work_when_the_cache_directory_cannot_be_written(project, monke
     assert blocked.read_text() == "a file where the cache directory would go"
 
 
-def test_tokens_keep_the_whole_identifier_and_its_parts():
+def test_tokens_keep_the_whole_identifier_and_its_parts_each_by_its_stem():
     assert lexical.tokens("parseHTTPResponse(load_config)") == [
-        "parsehttpresponse", "parse", "http", "response", "load_config", "load", "config",
+        "parsehttprespons", "pars", "http", "respons", "load_config", "load", "config",
     ]  # fmt: skip
     assert lexical.query_tokens("a Segment.split_and_crop_lines x2") == [
-        "segment", "split_and_crop_lines", "split", "and", "crop", "lines", "x2",
+        "segment", "split_and_crop_lin", "split", "and", "crop", "line", "x2",
     ]  # fmt: skip
+    # "validators" finds ValidateStruct, "rendering" render, "dependencies" dependency: one stem each.
+    assert set(lexical.query_tokens("validators rendering dependencies")) <= set(
+        lexical.tokens("ValidateStruct render dependency")
+    )
 
 
 def test_batch_ranks_each_query_hybrid_then_fuses(sample_index):
@@ -219,3 +227,109 @@ def test_batch_ranks_each_query_hybrid_then_fuses(sample_index):
     shown = [(r["definitions"], r["queries"]) for r in answer["results"]]
     assert any("load_config" in d and 1 in q for d, q in shown), shown
     assert any("RateLimiter" in d and 2 in q for d, q in shown), shown
+
+
+# -- Code we never tuned for (issue 25): each signal on a small index of its own, words only -------------------
+
+
+def words_only(tmp_path: Path, files: dict[str, str]) -> Path:
+    """A project indexed without vectors: hybrid answers by words, as on the public benchmark."""
+    return make_project(tmp_path, files, None)
+
+
+def files_of(root: Path, query: str, **options) -> list[str]:
+    return list(dict.fromkeys(path for path, _ in top(root, None, query, **options)))
+
+
+IMPLS = "\n\n".join(
+    f"impl Serialize for Type{n} {{\n    fn serialize<S>(&self, s: S) -> Result<S::Ok, S::Error> {{\n"
+    f"        s.serialize_u{n}(self.0)\n    }}\n}}"
+    for n in range(12)
+)
+
+
+def test_a_name_written_in_code_case_finds_its_declaration_before_the_methods_of_that_name(tmp_path):
+    """``Serialize`` the trait, not one of a dozen ``fn serialize``; ``serialize`` written so, the method."""
+    trait = "pub trait Serialize {\n    /// Serialize this value.\n    fn serialize<S>(&self, s: S) -> Result<S::Ok, S::Error>;\n}\n"
+    root = words_only(tmp_path, {"src/ser/mod.rs": trait, "src/ser/impls.rs": IMPLS})
+    assert top(root, None, "Serialize")[0] == ("src/ser/mod.rs", "Serialize")
+    assert top(root, None, "serialize")[0][0] == "src/ser/impls.rs"
+
+
+def test_a_sigil_does_not_hide_a_definition(tmp_path):
+    files = {
+        "core/checks.ts": "export interface $ZodCheck<T = never> {\n  _zod: $ZodCheckInternals<T>;\n}\n\n"
+        "export const $ZodCheck = $constructor('$ZodCheck', (inst, def) => {\n  inst._zod.def = def;\n});\n",
+        **{
+            f"classic/use{i}.ts": "import { $ZodCheck } from '../core/checks';\n"
+            + "".join(f"const check{i}_{n} = new $ZodCheck(def{n}); // ZodCheck {n}\n" for n in range(4))
+            for i in range(5)
+        },
+    }
+    root = words_only(tmp_path, files)
+    assert files_of(root, "ZodCheck")[0] == "core/checks.ts"
+    assert files_of(root, "ZodCheck and check execution pipeline")[0] == "core/checks.ts"
+    # The named definitions behind it: the interface and the constant, found by their defining lines.
+    from onetool_code import live, lookup, retrievers, settings
+    from onetool_code.source import SourceFiles
+
+    resolved = settings.resolve(path=str(root))
+    reader = retrievers.FromSnapshot(live.view(resolved.project_root, resolved.db_path).snapshot)
+    found = lookup.find(reader, SourceFiles(resolved.project_root), "ZodCheck", Filters(), 10).hits
+    assert {(h.file_path, h.defines) for h in found} == {("core/checks.ts", "zodcheck")}
+
+
+def test_the_files_name_and_folder_count(tmp_path):
+    """The words of ``binding/default_validator.go`` answer "validators ... binding" before a file that only uses
+    the words (stems make "validators" meet ``ValidateStruct``)."""
+    files = {
+        "binding/default_validator.go": "package binding\n\ntype defaultValidator struct{}\n\n"
+        "func (v *defaultValidator) ValidateStruct(obj any) error {\n\treturn v.validate(obj)\n}\n",
+        "context.go": "package gin\n\n// Bind: the validators check the struct binding of the request; validators,\n"
+        "// binding, struct binding, plugged validators.\nfunc (c *Context) Bind(obj any) error {\n"
+        "\treturn c.MustBindWith(obj, binding.Default(c.Request))\n}\n",
+    }
+    root = words_only(tmp_path, files)
+    assert files_of(root, "how validators are plugged in for struct binding")[0] == "binding/default_validator.go"
+
+
+def test_documentation_and_configuration_come_after_code_unless_asked_for(tmp_path):
+    words = "middleware applied globally and to route groups"
+    files = {
+        "docs/doc.md": f"# Middleware\n\n{words}. " * 8 + "\n",
+        ".goreleaser.yaml": "".join(f"middleware_{i}: {words}\n" for i in range(8)),
+        "routergroup.go": "package gin\n\n// Use adds middleware to the group.\n"
+        "func (group *RouterGroup) Use(middleware ...HandlerFunc) IRoutes {\n"
+        "\tgroup.Handlers = append(group.Handlers, middleware...)\n\treturn group.returnObj()\n}\n",
+    }
+    root = words_only(tmp_path, files)
+    assert files_of(root, "how middleware is applied to route groups")[0] == "routergroup.go"
+    assert files_of(root, "middleware docs")[0] == "docs/doc.md"
+    assert files_of(root, "goreleaser yaml configuration for middleware")[0] == ".goreleaser.yaml"
+
+
+def test_one_files_many_hits_leave_room_for_other_files(tmp_path):
+    big = "\n\n".join(f"def render_json_{n}(value):\n    return json_render(value, {n})\n" for n in range(30))
+    others = {
+        f"render/other{i}.py": f"def render_json_other_{i}(value):\n    return json_render(value)\n" for i in range(6)
+    }
+    root = words_only(tmp_path, {"render/json.py": big, **others})
+    assert len(files_of(root, "render json")) >= 6  # not ten results of one file
+
+
+def test_a_name_inside_a_sentence_counts_less_than_the_file_it_names(tmp_path):
+    """ "toString builder for ..." is about ``ToStringBuilder``, not the ``toString`` method of every class."""
+    classes = {
+        f"lang/{name}.java": f"public class {name} {{\n  @Override\n  public String toString() {{\n"
+        f'    return "{name}";\n  }}\n}}\n'
+        for name in ("ArrayUtils", "StringUtils", "CharRange", "Fraction", "Range", "Pair")
+    }
+    builder = (
+        "public class ToStringBuilder {\n  public ToStringBuilder append(String field, Object value) {\n"
+        "    buffer.append(field).append('=').append(value);\n    return this;\n  }\n}\n"
+    )
+    root = words_only(tmp_path, {**classes, "lang/builder/ToStringBuilder.java": builder})
+    assert files_of(root, "toString builder for human-readable object descriptions")[0] == (
+        "lang/builder/ToStringBuilder.java"
+    )
+    assert files_of(root, "toString")[0] != "lang/builder/ToStringBuilder.java"  # the name alone: its definitions

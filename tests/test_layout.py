@@ -15,9 +15,9 @@ PACKAGE = Path(onetool_code.__file__).parent
 LEVELS = {
     "errors": 0, "hits": 0, "schema": 0, "parameters": 0, "reading": 0,
     "spans": 1, "progress": 1, "transport": 1,
-    "settings": 2, "derived": 2, "definitions": 2,
+    "settings": 2, "derived": 2, "definitions": 2, "names": 2,
     "index": 3, "embeddings": 3, "filtering": 3, "matching": 3, "ranking": 3, "source": 3, "request": 3,
-    "names": 3, "private_copy": 3,
+    "private_copy": 3,
     "cache": 4, "indexer": 4, "rows": 4, "placement": 4, "reranking": 4,
     "lexical": 5,
     "snapshot": 6,
