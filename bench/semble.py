@@ -67,7 +67,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import importlib.util
 import json
 import math
 import os
@@ -82,7 +81,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import onetool_code
@@ -235,17 +233,6 @@ def extract(cache: Path, data: Path) -> None:
     _write_marker(cache, "repos", {"archive_sha256": digest})
 
 
-def _load_module(name: str, path: Path) -> ModuleType:
-    """A helper from ``tests/`` by path: ``tests`` is not a package."""
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise SystemExit(f"Error: cannot load {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 # Run with ChunkHound's own Python (its duckdb 1.5.4): every indexed file and its number of chunks, as JSON.
 _FILES_SQL = """
 import duckdb, json, sys
@@ -387,7 +374,10 @@ def setup(
         done = _read_marker(cache, f"index-{repo.name}") is not None and _db(repo.root(cache)).is_file()
         if not done and env is None:
             # Waits on the build lock when another process is building the environment right now.
-            env = _load_module("chunkhound_env", REPO / "tests" / "tooling" / "chunkhound_env.py").ensure_chunkhound()
+            sys.path.insert(0, str(REPO / "tests"))  # the test tooling, as bench/django_corpus.py reads it
+            from tooling.chunkhound_env import ensure_chunkhound
+
+            env = ensure_chunkhound()
         indexes[repo.name] = index_repo(cache, env, repo, queries[repo.name])
     python = semble_python(cache) if want_semble else None
     return {"indexes": indexes, "semble_python": str(python) if python else None}

@@ -75,6 +75,13 @@ def project(tmp_path_factory) -> Path:
     rows += [_chunk(test_lines, 2, "function", f"test_bulk_create_{n}", 5 * n + 1, 5 * n + 3) for n in range(30)]
     note_lines = NOTES.split("\n")
     rows += [_chunk(note_lines, 3, "paragraph", f"paragraph_{n}", 2 * n + 1, 2 * n + 1) for n in range(10)]
+    files = [(1, "shop/query.py", "python"), (2, "tests/test_bulk.py", "python"), (3, "docs/notes.txt", "text")]
+    _index(root, files, rows)
+    return root
+
+
+def _index(root: Path, files: list[tuple[int, str, str]], rows: list[tuple]) -> None:
+    """An index of these chunk rows (``_chunk``'s), written with ChunkHound's schema and no vectors."""
     columns = list(zip(*rows, strict=True))
     chunks = {
         "id": np.arange(1, len(rows) + 1, dtype=np.int32),
@@ -85,9 +92,7 @@ def project(tmp_path_factory) -> Path:
         "start_line": np.array(columns[4], dtype=np.int32),
         "end_line": np.array(columns[5], dtype=np.int32),
     }
-    files = [(1, "shop/query.py", "python"), (2, "tests/test_bulk.py", "python"), (3, "docs/notes.txt", "text")]
     write_index(root / ".chunkhound" / "db" / "chunks.db", files, chunks, [])
-    return root
 
 
 def results(root: Path, query: str, **options) -> dict:
@@ -170,16 +175,6 @@ def test_a_long_definition_is_shown_by_the_part_that_matched(tmp_path):
         _chunk(lines, 1, "class", "FastAPI_part3", 501, start + 1),
         _chunk(lines, 1, "method", "run_sync", start, start + 1),
     ]
-    columns = list(zip(*rows, strict=True))
-    chunks = {
-        "id": np.arange(1, len(rows) + 1, dtype=np.int32),
-        "file_id": np.array(columns[0], dtype=np.int32),
-        "chunk_type": np.array(columns[1], dtype=object),
-        "symbol": np.array(columns[2], dtype=object),
-        "code": np.array(columns[3], dtype=object),
-        "start_line": np.array(columns[4], dtype=np.int32),
-        "end_line": np.array(columns[5], dtype=np.int32),
-    }
-    write_index(tmp_path / ".chunkhound" / "db" / "chunks.db", [(1, "app.py", "python")], chunks, [])
+    _index(tmp_path, [(1, "app.py", "python")], rows)
     for result in results(tmp_path, "FastAPI run sync")["results"]:
         assert result["end_line"] - result["start_line"] < 300, result

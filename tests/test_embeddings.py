@@ -218,7 +218,10 @@ def test_a_refused_connection_is_not_retried(sample_index, monkeypatch):
     waited = []
     monkeypatch.setattr(embeddings.time, "sleep", waited.append)
     answer = search(sample_index, f"http://127.0.0.1:{port}/v1", mode="hybrid", limit=2)
-    assert f"Note: answered by words only (lexical): Cannot reach the embeddings API at http://127.0.0.1:{port}/v1" in answer
+    assert (
+        f"Note: answered by words only (lexical): Cannot reach the embeddings API at http://127.0.0.1:{port}/v1"
+        in answer
+    )
     assert "Connection refused" in answer and waited == []
 
 
