@@ -14,7 +14,7 @@ snapshots off, it opens the file briefly, twice, and never across the embeddings
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -138,27 +138,29 @@ def _rank(
     # cut to the depth of the other modes' lists, so that a batch fuses the best of each query.
     deep = max(depth, HYBRID_DEPTH)
     wide = deep * WIDEN
-    words = [_per_file(hits, deep) for hits in reader.lexical(request.queries, filters, wide)]
-    meanings = (
-        [_per_file(hits, deep) for hits in reader.semantic(semantic.embedding_set, semantic.vectors, filters, wide)]
-        if semantic
-        else [[] for _ in words]
-    )
     sources = SourceFiles(project_root)
+    named = [lookup.find(reader, sources, query, filters, deep) for query in request.queries]
+    words = reader.lexical(request.queries, filters, wide)
+    meanings = (
+        reader.semantic(semantic.embedding_set, semantic.vectors, filters, wide) if semantic else [[] for _ in words]
+    )
     ranked = []
-    for m, w, query in zip(meanings, words, request.queries, strict=True):
-        named = lookup.find(reader, sources, query, filters, deep)
-        ranked.append(ranking.hybrid(m, w, query, filters, named.hits, named.qualified)[:depth])
+    for m, w, query, found in zip(meanings, words, request.queries, named, strict=True):
+        kept = {hit.key for hit in found.hits}
+        m, w = _per_file(m, deep, kept), _per_file(w, deep, kept)
+        ranked.append(ranking.hybrid(m, w, query, filters, found.hits, found.qualified)[:depth])
     return ranked
 
 
-def _per_file(hits: Sequence[Hit], depth: int) -> list[Hit]:
+def _per_file(hits: Sequence[Hit], depth: int, named: Set[tuple[str, int, int]]) -> list[Hit]:
     """The first ``depth`` hits, at most ``PER_FILE`` of each file: a big file whose every chunk holds the query's
-    words (Django's ``query.py``, fmt's ``format.h``) must leave room in the list for the other files."""
+    words (Django's ``query.py``, fmt's ``format.h``) must leave room in the list for the other files. The
+    definitions of a name the query writes (``named``) are kept past the cap: gin's ``type Engine`` lives in a
+    file of many chunks that say ``Engine``."""
     seen: dict[str, int] = {}
     kept = []
     for hit in hits:
-        if seen.get(hit.file_path, 0) < PER_FILE:
+        if hit.key in named or seen.get(hit.file_path, 0) < PER_FILE:
             seen[hit.file_path] = seen.get(hit.file_path, 0) + 1
             kept.append(hit)
             if len(kept) == depth:

@@ -73,46 +73,12 @@ _DATA_WORDS = frozenset(
 )
 # Words that say nothing of where code is: never matched against file names.
 _STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "do",
-        "does",
-        "for",
-        "from",
-        "has",
-        "have",
-        "how",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "not",
-        "of",
-        "on",
-        "or",
-        "the",
-        "to",
-        "was",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "why",
-        "with",
-        "this",
-        "that",
-    ]
-)
+    {
+        "a", "an", "and", "are", "as", "at", "be", "by", "do", "does", "for", "from", "has", "have", "how", "if",
+        "in", "into", "is", "it", "its", "not", "of", "on", "or", "the", "to", "was", "what", "when", "where",
+        "which", "who", "why", "with", "this", "that",
+    }
+)  # fmt: skip
 _TEST_WORDS = frozenset({"test", "tests", "testing", "spec", "specs", "fixture", "fixtures", "mock", "mocks"})
 _DOC_WORDS = frozenset({"doc", "docs", "documentation", "readme", "example", "examples", "changelog", "guide"})
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
@@ -310,7 +276,7 @@ def _definition_of(names: frozenset[str]) -> re.Pattern[str]:
     alternatives = "|".join(re.escape(n) for n in sorted(names))
     return re.compile(
         rf"{_declared(alternatives)}|"
-        rf"^\s*(?:{_MODIFIERS}\s+)*(?P<method>{alternatives})\s*(?:<[^>]*>)?\([^)]*\)?\s*[:{{]|"
+        rf"^\s*(?:{_MODIFIERS}\s+)*(?:{alternatives})\s*(?:<[^>]*>)?\([^)]*\)?\s*[:{{]|"
         rf"{_assigned(alternatives)}",
         re.IGNORECASE,
     )

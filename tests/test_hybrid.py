@@ -333,3 +333,24 @@ def test_a_name_inside_a_sentence_counts_less_than_the_file_it_names(tmp_path):
         "lang/builder/ToStringBuilder.java"
     )
     assert files_of(root, "toString")[0] != "lang/builder/ToStringBuilder.java"  # the name alone: its definitions
+
+
+def test_a_named_definition_survives_its_files_many_hits(tmp_path):
+    """``type Engine`` sits below a dozen methods of ``Engine`` in one file, each saying the name more often than
+    the declaration does: the cap on one file's hits must not drop the very definition the query names."""
+    methods = "\n\n".join(
+        f"func (engine *Engine) Handle{n}(e *Engine) *Engine {{\n\tengine.trees = e.trees // Engine {n}\n"
+        f"\treturn engine\n}}"
+        for n in range(14)
+    )
+    engine = f"package gin\n\n{methods}\n\ntype Engine struct {{\n\ttrees methodTrees\n}}\n"
+    users = {
+        f"use{i}.go": f"package gin\n\n// Engine, Engine: the Engine behind it.\nfunc Use{i}(e *Engine) *Engine {{\n"
+        f"\treturn e\n}}\n"
+        for i in range(4)
+    }
+    # A method of that name in a small file: a definition too, but not the declaration of the type.
+    validator = "package binding\n\n// Engine returns the underlying validator Engine.\n"
+    validator += "func (v *defaultValidator) Engine() any {\n\treturn v.validate // Engine\n}\n"
+    root = words_only(tmp_path, {"gin.go": engine, "binding/validator.go": validator, **users})
+    assert top(root, None, "Engine")[0] == ("gin.go", "Engine")
