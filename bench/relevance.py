@@ -20,8 +20,8 @@ appear at several ranks:
   that spans a whole class counts; the details file keeps the ranges to tell);
 - ``bytes``: size of the default text answer (``format="text"``, the library's default limit, content and
   budget), median and max;
-- ``touching``: answers in which two results of one file overlap or touch (a gap of one line at most): there
-  should be none.
+- ``overlapping``: answers in which two results of one file overlap, showing a line twice: there should be
+  none (two results may touch: a definition shown whole and the rest of a class window beside it).
 
 Run from the repository root with the dev venv (``.venv-test/bin/python``)::
 
@@ -118,7 +118,7 @@ class Outcome:
     text_bytes: int | None = None
     seconds: float = 0.0
     error: str | None = None
-    touching: bool = False  # two results of one file overlap or touch (a gap of one line at most)
+    overlapping: bool = False  # two results of one file share a line
 
 
 # -- queries -------------------------------------------------------------------------------------------------
@@ -308,8 +308,8 @@ def evaluate(query: Query, hits: Sequence[dict[str, Any]]) -> Outcome:
     spans: dict[str, list[tuple[int, int]]] = {}
     for hit in hits:
         spans.setdefault(str(hit["file_path"]), []).append((int(hit["start_line"]), int(hit["end_line"])))
-    outcome.touching = any(
-        b[0] <= a[1] + 2 for ranges in spans.values() for a, b in zip(sorted(ranges), sorted(ranges)[1:], strict=False)
+    outcome.overlapping = any(
+        b[0] <= a[1] for ranges in spans.values() for a, b in zip(sorted(ranges), sorted(ranges)[1:], strict=False)
     )
     for rank, hit in enumerate(hits[:TOP], start=1):
         path = str(hit["file_path"]).replace("\\", "/")
@@ -412,7 +412,7 @@ def summarize(outcomes: Sequence[Outcome]) -> dict[str, Any]:
         "bytes_median": statistics.median(sizes) if sizes else None,
         "bytes_max": max(sizes) if sizes else None,
         "errors": sum(1 for o in outcomes if o.error),
-        "touching": sum(1 for o in outcomes if o.touching),
+        "overlapping": sum(1 for o in outcomes if o.overlapping),
         "seconds_per_query": sum(o.seconds for o in outcomes) / n,
     }
 
@@ -445,12 +445,12 @@ def _row(label: str, s: dict[str, Any]) -> str:
     return (
         f"| {label} | {s['n']} | {_pct(s['r1'])} | {_pct(s['r5'])} | {_pct(s['r10'])} | {_num(s['mrr10'])} "
         f"| {_pct(s['def10'])} | {_bytes(s['bytes_median'])} | {_bytes(s['bytes_max'])} | {s['errors']} "
-        f"| {s.get('touching', '-')} |"
+        f"| {s.get('overlapping', '-')} |"
     )
 
 
 HEADER = (
-    "| {first} | queries | R@1 | R@5 | R@10 | MRR@10 | Def@10 | bytes median | bytes max | errors | touching |\n"
+    "| {first} | queries | R@1 | R@5 | R@10 | MRR@10 | Def@10 | bytes median | bytes max | errors | overlapping |\n"
     "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 )
 

@@ -396,7 +396,7 @@ class Answer:
     error: str | None = None
     chunks: list[dict[str, Any]] | None = None  # semble's ranked chunks, for its own chunk-level rule
     notice: str | None = None  # ours: the answer's notice (hybrid over an index without vectors says so)
-    touching: bool = False  # ours: two results of one file overlap or touch (a gap of one line at most)
+    overlapping: bool = False  # ours: two results of one file share a line
 
 
 def distinct_files(paths: Sequence[str], top: int = TOP) -> list[str]:
@@ -423,19 +423,19 @@ def run_ours(root: Path, queries: Sequence[Query], mode: str) -> list[Answer]:
         if isinstance(result, dict) and isinstance(result.get("results"), list):
             answer.files = distinct_files([str(hit["file_path"]) for hit in result["results"]])
             answer.notice = result.get("notice")
-            answer.touching = touching(result["results"])
+            answer.overlapping = overlapping(result["results"])
         else:
             answer.error = str(result.get("error") if isinstance(result, dict) else result)[:300]
         answers.append(answer)
     return answers
 
 
-def touching(results: Sequence[dict[str, Any]]) -> bool:
-    """Two results of one file overlap or touch (a gap of one line at most)."""
+def overlapping(results: Sequence[dict[str, Any]]) -> bool:
+    """Two results of one file share a line."""
     spans: dict[str, list[tuple[int, int]]] = {}
     for r in results:
         spans.setdefault(str(r["file_path"]), []).append((int(r["start_line"]), int(r["end_line"])))
-    return any(b[0] <= a[1] + 2 for s in spans.values() for a, b in zip(sorted(s), sorted(s)[1:], strict=False))
+    return any(b[0] <= a[1] for s in spans.values() for a, b in zip(sorted(s), sorted(s)[1:], strict=False))
 
 
 def run_semble(
@@ -626,7 +626,7 @@ def summarize(
             "bytes_median": statistics.median(sizes) if sizes else None,
             "ms_median": statistics.median(times) if times else None,
             "errors": sum(1 for a in all_answers if a.error),
-            "touching": sum(1 for a in all_answers if a.touching),
+            "overlapping": sum(1 for a in all_answers if a.overlapping),
         }
         if all(a.chunks is not None for a in all_answers) and all_answers:
             per_repo_chunk = {
@@ -700,7 +700,7 @@ def markdown(summary: dict[str, Any], repos: Sequence[Repo], queries: dict[str, 
         if s["errors"]:
             out.append(f"\n{system}: {s['errors']} queries answered with an error (scored as misses).")
         if system.startswith("onetool-code"):
-            out.append(f"\n{system}: {s['touching']} answers with two results of one file that overlap or touch.")
+            out.append(f"\n{system}: {s['overlapping']} answers with two results of one file that share a line.")
     return "\n".join(out)
 
 

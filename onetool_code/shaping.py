@@ -3,9 +3,10 @@
 Everything that reads files or parses code happens here, so that the formatter is a pure function of the
 results. Order (PRODUCT.md §2): ranked and de-duplicated hits arrive; each is placed in its file as it is now
 (``placement``); hits of one file whose line ranges overlap, nest or touch (a gap of at most one line) merge,
-because ChunkHound stores a class and the methods inside it as separate chunks; blank edge lines are trimmed;
-results of one file are put together (files in the order of their best result) so that the answer names each
-path once; then content is included by the number of results left.
+because ChunkHound stores a class and the methods inside it as separate chunks, save that a definition shown
+whole keeps its own lines (``merge``); blank edge lines are trimmed; results of one file are put together (files
+in the order of their best result) so that the answer names each path once; then content is included by the
+number of results left.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ from onetool_code.source import SourceFiles, Unread
 
 CONTENT_LINE_CAP = 150
 MAX_WHOLE = 300  # lines of a cut definition shown whole instead of the piece that matched
+# Lines next to a definition shown whole that join its result (its comment, its decorator) rather than make one
+# of their own.
+ADJOIN = 5
 _PART_SUFFIX = re.compile(r"(?:_part\d+)+$")
 _PIECE_TYPES = frozenset({"function", "method", "class"})
 # The first results shown get a 2-line preview, the others their best line: the detail goes where the agent
@@ -160,55 +164,93 @@ def whole_definition(hit: Hit, sources: SourceFiles) -> Placed:
 
 
 def merge(placed: Sequence[Placed]) -> list[list[Placed]]:
-    """Groups of hits to show as one, in the rank order of each group's best hit: no two groups of a file
-    overlap or touch, so ten results are ten places and no line is shown twice.
+    """Groups of hits to show as one, in the rank order of each group's best hit: no line is shown twice, and
+    no two groups of a file overlap or touch unless joining them would make a result of more than ``MAX_WHOLE``
+    lines (the windows of a 4,700-line class are places of their own, not one result).
 
-    A definition shown whole (``Placed.whole``) keeps its lines: every other hit of its file that overlaps it or
-    touches it (a gap of at most one line) joins it, cut to the definition's lines, so that
-    ``QuerySet.bulk_create`` is not swallowed by a window of its class; definitions shown whole that overlap
-    each other join too. The rest, within a file, sorted by start line, merge while the next starts at most two
-    lines after the current group ends (overlapping, nested, adjacent, or one line apart), adjacent ones only while
-    the result stays within ``MAX_WHOLE`` lines. Hits the file could not place keep ChunkHound's ranges, which do
-    not count the file's lines: they merge only among themselves.
+    A definition shown whole (``Placed.whole``) anchors a group: every hit of its file that overlaps it or
+    touches it (a gap of at most one line) joins it, and so does a definition it meets. Past ``MAX_WHOLE``
+    lines, a hit that meets such a group gives it only the lines they share and keeps the rest as a place of its
+    own, so ``QuerySet.bulk_create`` is not swallowed by a window of its class and no line of the window is
+    lost. The rest, within a file, sorted by start line, merge on the same terms. Hits the file could not place
+    keep ChunkHound's ranges, which do not count the file's lines: they merge only among themselves.
     """
     rank = {id(p): i for i, p in enumerate(placed)}
-    wholes: list[list[Placed]] = []  # each: its definition first, then what joined it
-    loose: dict[tuple[str, bool], list[Placed]] = {}
+    anchored: list[list[Placed]] = []
+    loose: list[Placed] = []
+    waiting: list[Placed] = []
     # Definitions shown whole first, best first: one that meets a better one joins it, as any hit does.
     for p in sorted(placed, key=lambda p: (p.whole is None, rank[id(p)])):
-        near = [g for g in wholes if p.placement.in_file and g[0].hit.file_path == p.hit.file_path]
-        near = [g for g in near if p.start_line <= g[0].end_line + 2 and g[0].start_line <= p.end_line + 2]
-        if near:
-            group = min(near, key=lambda g: rank[id(g[0])])
-            cut = replace(p.placement, start_line=group[0].start_line, end_line=group[0].end_line)
-            group.append(replace(p, placement=cut, whole=None))
-            rank[id(group[-1])] = rank[id(p)]
-        elif p.whole is not None:
-            wholes.append([p])
+        if _attach(p, anchored, loose, rank):
+            continue
+        if p.whole is not None:
+            anchored.append([p])
         else:
-            loose.setdefault((p.hit.file_path, p.placement.in_file), []).append(p)
-    groups: list[list[Placed]] = list(wholes)
-    for file_hits in loose.values():
+            waiting.append(p)
+    # A group grown by a later hit may now meet one that was waiting.
+    while attached := {id(p) for p in waiting if _attach(p, anchored, loose, rank)}:
+        waiting = [p for p in waiting if id(p) not in attached]
+    by_file: dict[tuple[str, bool], list[Placed]] = {}
+    for p in [*loose, *waiting]:
+        by_file.setdefault((p.hit.file_path, p.placement.in_file), []).append(p)
+    groups: list[list[Placed]] = list(anchored)
+    for file_hits in by_file.values():
         current: list[Placed] = []
-        end = 0
         for p in sorted(file_hits, key=lambda p: (p.start_line, -p.end_line)):
-            # Touching groups join unless that makes a result of more than MAX_WHOLE lines: the windows of a long
-            # class (``FastAPI_part1``, ``_part2``, ...) are places of their own, not one 4,700-line result.
-            touching = (
-                p.start_line <= end + 2 and max(end, p.end_line) - _start(current) < MAX_WHOLE if current else False
-            )
-            if current and (p.start_line <= end or touching):
+            within = max(_end(current), p.end_line) - _start(current) < MAX_WHOLE if current else False
+            if current and (p.start_line <= _end(current) or (_meets(p, current) and within)):
                 current.append(p)
-                end = max(end, p.end_line)
             else:
                 if current:
                     groups.append(current)
-                current, end = [p], p.end_line
+                current = [p]
         groups.append(current)
     for group in groups:
         group.sort(key=lambda p: rank[id(p)])
     groups.sort(key=lambda g: rank[id(g[0])])
     return groups
+
+
+def _attach(p: Placed, anchored: list[list[Placed]], loose: list[Placed], rank: dict[int, int]) -> bool:
+    """Join ``p`` to the best of the anchored groups it meets (see ``merge``); False when it meets none, or is a
+    definition that only touches them. Of a hit that reaches more than ``ADJOIN`` lines past them, only the
+    lines it shares with the group join it; each stretch past them goes to ``loose`` as a place of its own."""
+    near = [g for g in anchored if p.placement.in_file and g[0].hit.file_path == p.hit.file_path and _meets(p, g)]
+    if not near:
+        return False
+    best = min(near, key=lambda g: min(rank[id(q)] for q in g))
+    spans = sorted((_start(g), _end(g)) for g in near)
+    overlaps = any(a <= p.end_line and p.start_line <= b for a, b in spans)
+    outside = []
+    start = p.start_line
+    for a, b in spans:
+        if start < a:
+            outside.append((start, min(a - 1, p.end_line)))
+        start = max(start, b + 1)
+    if start <= p.end_line:
+        outside.append((start, p.end_line))
+    if len(near) == 1 and sum(b - a + 1 for a, b in outside) <= ADJOIN and (overlaps or p.whole is None):
+        best.append(p)
+        return True
+    if not overlaps:
+        return False
+    shared = max(p.start_line, _start(best)), min(p.end_line, _end(best))
+    if shared[0] <= shared[1]:
+        best.append(_cut(p, *shared, rank))
+    loose.extend(_cut(p, a, b, rank) for a, b in outside)
+    return True
+
+
+def _meets(p: Placed, group: Sequence[Placed]) -> bool:
+    """Whether ``p`` overlaps or touches the group (a gap of at most one line)."""
+    return p.start_line <= _end(group) + 2 and _start(group) <= p.end_line + 2
+
+
+def _cut(p: Placed, start: int, end: int, rank: dict[int, int]) -> Placed:
+    """The lines ``start``..``end`` of ``p``, at its rank."""
+    piece = replace(p, placement=replace(p.placement, start_line=start, end_line=end), whole=None)
+    rank[id(piece)] = rank[id(p)]
+    return piece
 
 
 def _start(group: Sequence[Placed]) -> int:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import ranked
 from test_cache import write_index
 
 import onetool_code
@@ -149,15 +150,20 @@ def test_a_page_merged_down_is_filled_from_further_down_and_pages_stay_disjoint(
 @pytest.mark.parametrize(
     "query", ["QuerySet.bulk_create", "bulk_create", "QuerySet", "set_cookie", "items bulk_create"]
 )
-def test_no_two_results_of_a_file_overlap_or_touch(project, query):
+def test_no_line_is_shown_twice_and_no_line_of_a_hit_is_lost(project, query):
     """ChunkHound stores a class's windows beside its methods, and a definition shown whole spans both: each line
-    is shown once, and two results of one file are two places apart."""
+    is shown once, and the lines of a window beside the definition stay in the answer, as a place of its own."""
     spans: dict[str, list[tuple[int, int]]] = {}
     for r in results(project, query, limit=20)["results"]:
         spans.setdefault(r["file_path"], []).append((r["start_line"], r["end_line"]))
     for ranges in spans.values():
         ranges.sort()
-        assert all(a[1] + 2 < b[0] for a, b in itertools.pairwise(ranges)), ranges
+        assert all(a[1] < b[0] for a, b in itertools.pairwise(ranges)), ranges
+    lines = QUERY_PY.split("\n")
+    for hit in ranked(project, None, query, mode="hybrid", limit=20).hits:
+        if hit.file_path == "shop/query.py" and not hit.defines:
+            wanted = {n for n in range(hit.start_line, hit.end_line + 1) if lines[n - 1].strip()}
+            assert wanted <= {n for a, b in spans[hit.file_path] for n in range(a, b + 1)}, (hit.symbol, spans)
 
 
 def test_a_long_definition_is_shown_by_the_part_that_matched(tmp_path):
@@ -178,3 +184,20 @@ def test_a_long_definition_is_shown_by_the_part_that_matched(tmp_path):
     _index(tmp_path, [(1, "app.py", "python")], rows)
     for result in results(tmp_path, "FastAPI run sync")["results"]:
         assert result["end_line"] - result["start_line"] < 300, result
+
+
+def test_two_definitions_side_by_side_are_two_results(tmp_path):
+    """``get_or_set`` and ``aget_or_set`` one blank line apart: the second is its own result, not lost in the
+    first."""
+    source = (
+        "class BaseCache:\n    def get_or_set(self, key, default):\n        return self.get(key) or default\n\n"
+        "    async def aget_or_set(self, key, default):\n        return await self.aget(key) or default\n"
+    )
+    lines = source.split("\n")
+    (tmp_path / "base.py").write_text(source)
+    rows = [_chunk(lines, 1, "method", "get_or_set", 2, 3), _chunk(lines, 1, "method", "aget_or_set", 5, 6)]
+    _index(tmp_path, [(1, "base.py", "python")], rows)
+    shown = {
+        (r["name"], r["start_line"], r["end_line"]) for r in results(tmp_path, "get_or_set aget_or_set")["results"]
+    }
+    assert shown == {("get_or_set", 2, 3), ("aget_or_set", 5, 6)}

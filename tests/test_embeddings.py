@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import time
+import types
 
 import pytest
 
@@ -216,7 +217,8 @@ def test_a_refused_connection_is_not_retried(sample_index, monkeypatch):
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     waited = []
-    monkeypatch.setattr(embeddings.time, "sleep", waited.append)
+    # Only this module's clock: another test's server thread may still be sleeping between the bytes it trickles.
+    monkeypatch.setattr(embeddings, "time", types.SimpleNamespace(monotonic=time.monotonic, sleep=waited.append))
     answer = search(sample_index, f"http://127.0.0.1:{port}/v1", mode="hybrid", limit=2)
     assert (
         f"Note: answered by words only (lexical): Cannot reach the embeddings API at http://127.0.0.1:{port}/v1"
