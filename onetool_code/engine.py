@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence, Set
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -107,7 +107,7 @@ def _search_snapshot(settings: Settings, request: Request, network: transport.Bu
     held = view.snapshot
     if request.mode in EMBEDDING_MODES:
         with contextlib.suppress(ModelNotInIndexError):  # said by _embedded
-            held.vectors[embedding_set(held.layout, settings)].prefetch()  # read while the query is embedded
+            held.vectors[index.embedding_set(held.layout, settings)].prefetch()  # read while the query is embedded
     semantic, notice = _embedded(settings, request, held.layout, held.language_counts, network)
     lists = _rank(retrievers.FromSnapshot(held), request, semantic, settings.project_root)
     lists, reranked = _reranked(settings, request, lists, network)
@@ -210,7 +210,8 @@ def _embedded(
     if request.mode not in EMBEDDING_MODES:
         return None, None
     try:
-        chosen = embedding_set(layout, settings)
+        chosen = index.embedding_set(layout, settings)
+        settings = replace(settings, model=chosen.model)  # the index's largest set when nothing named a model
         vectors = embeddings.embed(request.queries, settings, budget=network)
         if vectors.shape[1] != chosen.dims:
             raise EmbeddingError(
@@ -248,24 +249,6 @@ def _finish(request: Request, lists: Sequence[Sequence[Hit]], notice: str | None
     end = request.offset + request.limit
     page = ranking.page(lists[0], request.offset, end)
     return Ranked(page, end if len(lists[0]) > end else None, notice)
-
-
-def embedding_set(layout: index.Layout, settings: Settings) -> index.EmbeddingSet:
-    """The vectors of the configured provider/model; an error listing what the index holds otherwise."""
-    matching_sets = [s for s in layout.embedding_sets if (s.provider, s.model) == (settings.provider, settings.model)]
-    if matching_sets:
-        return max(matching_sets, key=lambda s: s.count)
-    wanted = f"{settings.provider}/{settings.model}"
-    if not layout.embedding_sets:
-        raise ModelNotInIndexError(
-            f"The index {layout.db_path} holds no embeddings at all (indexed without them?), so it cannot be "
-            f'searched for {wanted}. Use mode="lexical", or index with an embedding provider.'
-        )
-    held = "; ".join(s.describe() for s in layout.embedding_sets)
-    raise ModelNotInIndexError(
-        f"The index holds no vectors for {wanted}. It holds: {held}. Search with that model (model=..., "
-        "provider=..., base_url=... or the project's .chunkhound.json), or re-index with the configured one."
-    )
 
 
 def check_languages(present: Sequence[tuple[str, int, int]], filters: Filters) -> None:

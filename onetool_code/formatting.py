@@ -357,8 +357,10 @@ def render_status(report: StatusReport, fmt: str) -> str | dict[str, Any]:
     else:
         lines.append('Embeddings: none (lexical search only: mode="lexical")')
     wanted = f"{report.provider}/{report.model}"
+    found = "present" if report.model_present else "NOT in this index: semantic search will fail"
     lines.append(
-        f"Configured model: {wanted} ({'present' if report.model_present else 'NOT in this index: semantic search will fail'})"
+        f"Configured model: {wanted} ({found}"
+        + (f"; named by {report.model_chosen_by})" if report.model_chosen_by else ")")
     )
     lines.append(f"Reranker: {report.reranker}")
     if report.languages:
@@ -408,6 +410,7 @@ def _status_data(report: StatusReport) -> dict[str, Any]:
             ],
             configured_model=f"{report.provider}/{report.model}",
             configured_model_present=report.model_present,
+            configured_model_named_by=report.model_chosen_by,
             reranker=report.reranker,
             languages={lang: {"files": files, "chunks": chunks} for lang, files, chunks in report.languages},
             notes=list(report.notes),

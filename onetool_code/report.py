@@ -6,9 +6,10 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from onetool_code import derived, index, live, schema
-from onetool_code.errors import IndexLockedError
+from onetool_code.errors import IndexLockedError, ModelNotInIndexError
 from onetool_code.reading import SMALL_FILE, read_regular
 from onetool_code.settings import Settings
 
@@ -47,9 +48,8 @@ class StatusReport:
     notes: tuple[str, ...] = field(default_factory=tuple)
     snapshot: SnapshotInfo | None = None  # None: snapshots are off (every search reads the index file)
 
-    @property
-    def model_present(self) -> bool:
-        return any((s.provider, s.model) == (self.provider, self.model) for s in self.embedding_sets)
+    model_present: bool = False
+    model_chosen_by: str | None = None  # the index named the model (its record, or its largest set), not the user
 
 
 def gather(settings: Settings) -> StatusReport:
@@ -94,7 +94,7 @@ def gather(settings: Settings) -> StatusReport:
                 refreshing=live.refreshing(db),
             )
             return StatusReport(
-                **base,
+                **base | _model(settings, db, held.embedding_sets),
                 held_by=held_by,
                 files=len(held.files),
                 chunks=len(held.chunks),
@@ -110,13 +110,27 @@ def gather(settings: Settings) -> StatusReport:
     except IndexLockedError as exc:
         return StatusReport(**base, locked_by=str(exc))
     return StatusReport(
-        **base,
+        **base | _model(settings, db, layout.embedding_sets),
         files=files,
         chunks=chunks,
         embedding_sets=layout.embedding_sets,
         languages=tuple(languages),
         notes=tuple(notes),
     )
+
+
+def _model(settings: Settings, db: Path, sets: tuple[index.EmbeddingSet, ...]) -> dict[str, Any]:
+    """The model a semantic search would compare with, by the search's own rule, and what chose it."""
+    try:
+        chosen = index.embedding_set(index.Layout(db, sets), settings)
+    except ModelNotInIndexError:
+        return {"model_present": False}
+    by = None
+    if settings.committed is not None:
+        by = f"the index's record {settings.committed.path.name}"
+    elif settings.model_from_index and chosen.model != settings.model:
+        by = "the index's largest vector set"
+    return {"model": chosen.model, "model_present": True, "model_chosen_by": by}
 
 
 def _indexed_root(db: Path) -> str | None:

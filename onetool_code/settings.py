@@ -122,6 +122,10 @@ class Settings:
     client_side_truncation: bool = False  # ... cut from the model's full vectors here, not by the API
     reranker: Reranker | None = None
     unusable: str | None = None  # why no embeddings request can be sent (Azure, a base_url that is no URL)
+    # Nothing of the user's or the project's named a model: the index's record (``committed``) named it, or, with
+    # no record, the index's largest vector set decides (ChunkHound 6.1's rule).
+    model_from_index: bool = False
+    committed: Committed | None = None
 
     @property
     def base_url_from_project(self) -> bool:
@@ -188,7 +192,13 @@ def resolve(
     embedding = project.get("embedding") if isinstance(project.get("embedding"), dict) else {}
     url, url_source = _embedding_setting("base_url", base_url, tool, embedding)
     project_key = embedding.get("api_key")
-    chosen = _embedding_setting("provider", provider, tool, embedding)[0] or DEFAULT_PROVIDER
+    db_path = index_path(root, db if db is not None else tool.get("db"), project)
+    named_provider = _embedding_setting("provider", provider, tool, embedding)[0]
+    named_model = _embedding_setting("model", model, tool, embedding)[0]
+    record = None if named_model else committed(db_path)
+    if record is not None and named_provider not in (None, record.provider):
+        record = None  # another provider is named: its default model, as ChunkHound re-embeds for a switch
+    chosen = record.provider if record else named_provider or DEFAULT_PROVIDER
     if chosen not in PROVIDERS:
         raise BadInputError(f"unknown embedding provider {chosen!r}: ChunkHound offers {', '.join(PROVIDERS)}")
     dims = _embedding_setting("output_dims", None, tool, embedding)[0]
@@ -201,9 +211,9 @@ def resolve(
         raise OneToolCodeError("embedding.client_side_truncation needs embedding.output_dims (ChunkHound's rule)")
     return Settings(
         project_root=root,
-        db_path=index_path(root, db if db is not None else tool.get("db"), project),
+        db_path=db_path,
         provider=chosen,
-        model=_embedding_setting("model", model, tool, embedding)[0] or PROVIDERS[chosen].default_model,
+        model=record.model if record else named_model or PROVIDERS[chosen].default_model,
         base_url=url,
         base_url_source=url_source,
         keys=KeyPlaces(root, Secret(str(project_key)) if project_key else None, host),
@@ -215,7 +225,41 @@ def resolve(
         client_side_truncation=truncation is not None and truncation.lower() == "true",
         reranker=_reranker(PROVIDERS[chosen], url, url_source, tool, embedding),
         unusable=_unusable(url, url_source, tool, embedding),
+        model_from_index=named_model is None,
+        committed=record,
     )
+
+
+@dataclass(frozen=True)
+class Committed:
+    """The vectors ChunkHound 6.1 committed an index to: its ``chunks.db.embedding.json`` record."""
+
+    path: Path
+    provider: str
+    model: str
+    dims: int | None
+
+
+def committed(db_path: Path) -> Committed | None:
+    """The index's own record of its model, when nothing names one (ChunkHound's rule: the record wins, then the
+    vector set with the most vectors).
+
+    A record that cannot be read, is not ChunkHound's version 1, or names a provider we do not speak counts as
+    none: the repository wrote it, and the largest vector set still says what the index holds.
+    """
+    path = db_path.with_name(db_path.name + schema.EMBEDDING_SIDECAR_SUFFIX)
+    try:
+        record = json.loads(read_regular(path, SMALL_FILE).decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(record, dict) or record.get("version") != 1:
+        return None
+    provider, model, dims = record.get("provider"), record.get("model"), record.get("dims")
+    if provider not in PROVIDERS or not isinstance(model, str) or not model.strip():
+        return None
+    if not (dims is None or (type(dims) is int and dims > 0)):
+        return None
+    return Committed(path, provider, model.strip(), dims)
 
 
 def _unusable(

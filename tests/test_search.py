@@ -325,16 +325,20 @@ def test_index_with_only_other_model_vectors_lists_them(tmp_path, server):
     db = tmp_path / ".chunkhound" / "db" / "chunks.db"
     make_index(db, 3072, "openai", "text-embedding-3-large", ["def a(): pass", "def b(): pass"])
     before = db.read_bytes()
-    answer = onetool_code.search(query=QUERY, path=str(tmp_path), base_url=server.base_url, mode="semantic")
+    answer = onetool_code.search(
+        query=QUERY, path=str(tmp_path), base_url=server.base_url, model="text-embedding-3-small", mode="semantic"
+    )
     assert answer == (
         "Error: The index holds no vectors for openai/text-embedding-3-small. It holds: "
         "openai/text-embedding-3-large, 3072 dims (2 chunks). Search with that model (model=..., provider=..., "
         "base_url=... or the project's .chunkhound.json), or re-index with the configured one."
     )
-    found = onetool_code.search(
-        query="def a", path=str(tmp_path), base_url=server.base_url, model="text-embedding-3-large", format="json"
-    )
-    assert found["results"][0]["name"] == "f1"
+    for named in ("text-embedding-3-large", None):  # named, or the index's only vector set (ChunkHound's rule)
+        found = onetool_code.search(
+            query="def a", path=str(tmp_path), base_url=server.base_url, model=named, format="json"
+        )
+        assert found["results"][0]["name"] == "f1"
+        assert server.embedding_requests()[-1].body["model"] == "text-embedding-3-large"
     assert db.read_bytes() == before
 
 
