@@ -360,4 +360,18 @@ def test_a_voyageai_index_answers_semantic_in_chunkhounds_order_and_hybrid_witho
         assert answer["results"] and "notice" not in answer
     ours = [r for r in server.requests[before:] if r.body.get("input_type") == "document" and len(r.body["input"]) == 1]
     assert ours and all(r.authorization == "Bearer pa-test" for r in server.requests[before:])
+    # ChunkHound 6.1 committed the index to its model: with the provider and model no longer named, ours follows
+    # that record (issue 26), as ChunkHound itself does.
+    record = json.loads((root / ".chunkhound" / "db" / "chunks.db.embedding.json").read_text())
+    assert (record["provider"], record["model"], record["dims"]) == ("voyageai", "voyage-3.5", 1024)
+    unnamed = {"api_key": "pa-test", "base_url": server.base_url}
+    (root / ".chunkhound.json").write_text(json.dumps({"embedding": unnamed}))
+    answer = onetool_code.search(query=QUERIES[0], path=str(root), format="json")
+    assert answer["results"] and "notice" not in answer
+    assert server.requests[-1].body["model"] == "voyage-3.5" and server.requests[-1].authorization == "Bearer pa-test"
+    status = onetool_code.status(path=str(root), format="json")
+    assert (status["configured_model"], status["configured_model_named_by"]) == (
+        "voyageai/voyage-3.5",
+        "the index's record chunks.db.embedding.json",
+    )
     assert project.digest() == digest
