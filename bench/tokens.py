@@ -57,9 +57,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from onetool_code import engine, index, matching, request, schema, settings, shaping
+from onetool_code import engine, matching, request, schema, settings, shaping
 from onetool_code.api import search
 from onetool_code.hits import Hit
+from onetool_code.index import database as index
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_PROJECT = REPO / "fixtures" / "project"
@@ -436,7 +437,7 @@ def _bytes(text: str) -> int:
 def embedded_chunks(config: settings.Settings) -> int:
     """ChunkHound's footer total for a semantic search: every chunk with a vector of the model."""
     with index.connect(config.project_root, config.db_path) as con:
-        return engine.embedding_set(index.layout(con, config.db_path), config).count
+        return index.embedding_set(index.layout(con, config.db_path), config).count
 
 
 @contextmanager

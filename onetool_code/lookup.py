@@ -20,9 +20,9 @@ from typing import Any
 
 from onetool_code.definitions import enclosing
 from onetool_code.hits import Hit
+from onetool_code.index import Reader
 from onetool_code.names import bare
 from onetool_code.ranking import DECLARING_TYPES, DEFINING_TYPES, definition_lines, is_test, names_in, spellings
-from onetool_code.retrievers import Reader
 from onetool_code.schema import Filters
 from onetool_code.source import SourceFiles
 

@@ -1,5 +1,7 @@
-"""A hit's name: something a person would type or search for, never one of ChunkHound's made-up labels.
+"""What code calls things, in one place: a hit's name to show, a definition's bare name, the name a chunk
+defines, and the words of code (the lexical index's tokens).
 
+A hit's name is something a person would type or search for, never one of ChunkHound's made-up labels.
 ChunkHound 6.1.0 names what has no name of its own after its kind and line (``comment_line_12``,
 ``block_line_104_block_line_105``, ``module_docstring_line_1``, ``file_structure``), and every Markdown chunk
 after its pieces (``heading_37``; ``item_Fix_cases_of_paragraph_Fix_cases_of_double_escaping_item_...``,
@@ -11,8 +13,10 @@ place; in code a synthetic label becomes nothing; and no name is longer than ``M
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
+from typing import Any
 
 MAX_NAME = 60
 
@@ -88,3 +92,67 @@ def _toml_table(lines: Sequence[str], start_line: int) -> str:
 
 def _plain(text: str) -> str:
     return _EMPHASIS.sub("", _LINK.sub(r"\1", text)).strip()
+
+
+# -- the words of code: the lexical index's tokens ------------------------------------------------------------
+
+_WORD = re.compile(r"[A-Za-z0-9_]+")
+_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+# The name a chunk defines, from its first lines, when ChunkHound's symbol is a made-up label
+# (``definition_line_144`` for ``export function shallowCopy``): ``def x``, ``function x``, ``class X``, ...,
+# ``a.b.x = function``.
+_DEFINED = re.compile(
+    r"\b(?:def|function\*?|class|interface|type|struct|enum|trait|fn|func|module|record)\s+([A-Za-z_$][\w$]*)|"
+    r"^\s*(?:export\s+)?(?:const|let|var)?\s*(?:[\w$]+\.)*([A-Za-z_$][\w$]*)\s*=\s*(?:async\s+)?function\b",
+    re.MULTILINE,
+)
+
+
+@functools.lru_cache(maxsize=200_000)
+def stem(token: str) -> str:
+    """A token by its English stem (Snowball): a query's "validators" meets the code's ``ValidateStruct``
+    (``valid``), "rendering" ``render``, "dependencies" ``dependency``."""
+    return _stemmer().stemWord(token)
+
+
+@functools.cache
+def _stemmer() -> Any:
+    import Stemmer  # PyStemmer: imported by the first search that tokenises, not by the pack's import
+
+    return Stemmer.Stemmer("english")
+
+
+def word_tokens(word: str) -> list[str]:
+    """``parseHTTPResponse`` -> ``parsehttprespons``, ``pars``, ``http``, ``respons``: the whole identifier and its
+    parts (two characters or more), each by its stem."""
+    whole = word.lower()
+    out = [whole] if len(whole) > 1 else []
+    parts = [p.lower() for piece in word.split("_") for p in _PART.findall(piece)]
+    if len(parts) > 1:
+        out.extend(p for p in parts if len(p) > 1 and p != whole)
+    return [stem(t) for t in out]
+
+
+def tokens(text: str) -> list[str]:
+    """Every token of ``text``, in order, repeats kept (they are term frequencies)."""
+    return [token for word in _WORD.findall(text) for token in word_tokens(word)]
+
+
+def query_tokens(query: str) -> list[str]:
+    """The query's distinct tokens, in order."""
+    return list(dict.fromkeys(tokens(query)))
+
+
+def words(text: str) -> list[str]:
+    """The identifiers and numbers of ``text``, in order (what ``tokens`` splits)."""
+    return _WORD.findall(text)
+
+
+def defined_name(symbol: str, chunk_type: str, code: str) -> str:
+    """The name the chunk defines, counted once more in its document so that a definition outranks its uses:
+    ChunkHound's symbol when it is a real name, else the one its first lines define, else nothing."""
+    name = display_name(symbol, chunk_type, "")
+    if name:
+        return name
+    found = _DEFINED.search("\n".join(code.split("\n", 3)[:3]))
+    return next((group for group in found.groups() if group), "") if found else ""

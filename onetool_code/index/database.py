@@ -26,9 +26,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from onetool_code import schema
-from onetool_code.errors import IndexLockedError, IndexUnreadableError, NotIndexedError
+from onetool_code.errors import IndexLockedError, IndexUnreadableError, ModelNotInIndexError, NotIndexedError
 from onetool_code.hits import FileRow, FileState, Hit
 from onetool_code.reading import is_regular
+from onetool_code.settings import Settings
 
 if TYPE_CHECKING:
     import duckdb
@@ -64,6 +65,24 @@ class Layout:
 
     db_path: Path
     embedding_sets: tuple[EmbeddingSet, ...]
+
+
+def embedding_set(layout: Layout, settings: Settings) -> EmbeddingSet:
+    """The vectors of the configured provider/model; an error listing what the index holds otherwise."""
+    matching_sets = [s for s in layout.embedding_sets if (s.provider, s.model) == (settings.provider, settings.model)]
+    if matching_sets:
+        return max(matching_sets, key=lambda s: s.count)
+    wanted = f"{settings.provider}/{settings.model}"
+    if not layout.embedding_sets:
+        raise ModelNotInIndexError(
+            f"The index {layout.db_path} holds no embeddings at all (indexed without them?), so it cannot be "
+            f'searched for {wanted}. Use mode="lexical", or index with an embedding provider.'
+        )
+    held = "; ".join(s.describe() for s in layout.embedding_sets)
+    raise ModelNotInIndexError(
+        f"The index holds no vectors for {wanted}. It holds: {held}. Search with that model (model=..., "
+        "provider=..., base_url=... or the project's .chunkhound.json), or re-index with the configured one."
+    )
 
 
 def writer(db_path: Path) -> int | None:
