@@ -10,6 +10,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from onetool_code.names import PART_SUFFIX
+
 DB_FILE_NAME = "chunks.db"
 ROOT_SIDECAR_SUFFIX = ".root.json"
 EMBEDDING_SIDECAR_SUFFIX = ".embedding.json"
@@ -191,20 +193,16 @@ def regex_sql(filters: Filters) -> tuple[str, list[object]]:
     return sql, params
 
 
-# ChunkHound names the pieces of a definition it cut after the definition: ``bulk_create_part1_part2``.
-PART_SUFFIX = r"(_part[0-9]+)+$"
-
-
 def defining_sql(filters: Filters) -> tuple[str, list[object]]:
     """Chunks that define one of some lowercase names, in path and line order: named so, their ``_partN``
-    suffixes removed, or holding a line that defines one (``ranking.definition_lines``, which RE2 reads too).
+    suffixes removed, or holding a line that defines one (``names.definition_lines``, which RE2 reads too).
 
     Parameters, in order: the names (a list), the definition-line pattern, the filter values, then LIMIT.
     """
     where, params = filter_sql(filters)
     sql = (
         f"SELECT {HIT_COLUMNS}, 1.0 AS similarity FROM chunks c JOIN files f ON c.file_id = f.id "
-        f"WHERE (lower(regexp_replace(c.symbol, '{PART_SUFFIX}', '')) IN (SELECT unnest(?::VARCHAR[])) "
+        f"WHERE (lower(regexp_replace(c.symbol, '{PART_SUFFIX}$', '')) IN (SELECT unnest(?::VARCHAR[])) "
         f"OR regexp_matches(c.code, ?)){where} ORDER BY {TIE_BREAK} LIMIT ?"
     )
     return sql, params

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from onetool_code import names, ranking
+from onetool_code import names
 from onetool_code.errors import BadInputError
 from onetool_code.hits import Hit
 from onetool_code.index import database, lexical, rows
@@ -110,5 +110,5 @@ class FromIndex:
         return database.with_file_states(self.con, lists)
 
     def defining(self, symbols: Sequence[str], filters: Filters, depth: int) -> list[Hit]:
-        found = database.defining(self.con, symbols, ranking.definition_lines(symbols), filters, depth)
+        found = database.defining(self.con, symbols, names.definition_lines(symbols), filters, depth)
         return database.with_file_states(self.con, [found])[0]

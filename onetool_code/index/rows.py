@@ -26,11 +26,11 @@ from onetool_code.errors import BadInputError
 from onetool_code.hits import FileRow, FileState, Hit
 from onetool_code.index.attributes import Attributes
 from onetool_code.index.store import heap
-from onetool_code.ranking import definition_lines
+from onetool_code.names import PART_SUFFIX, definition_lines
 from onetool_code.schema import Filters
 
 NOT_A_PATTERN = "query is not a valid regular expression (RE2 syntax, no lookaround or backreferences)"
-_PART_SUFFIX = re.compile(rb"(?:_part[0-9]+)+")
+_PART_SUFFIX = re.compile(PART_SUFFIX.encode())  # bytes: ``\d`` is ``[0-9]``
 _ARRAYS = ("chunk_ids", "start_lines", "end_lines", "order")
 
 
