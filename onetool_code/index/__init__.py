@@ -16,7 +16,9 @@ copies or segments, and nothing outside it imports its modules (``tests/test_lay
     views.py         what one search reads: a snapshot, or the file itself
     status.py        what ``status`` learns from the index
 
-The trap: process state lives here (the store, background refreshes): ``reset`` puts it back, for tests.
+The indexer (our one writer, for tests and small projects) opens the file through ``connect``, ``layout`` and
+``session``. The trap: process state lives here (the store, background refreshes); ``reset`` puts it back, for
+tests.
 """
 
 from __future__ import annotations
