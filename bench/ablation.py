@@ -41,13 +41,14 @@ from typing import Any
 import relevance
 import semble
 
-from onetool_code import engine, lexical, ranking
-from onetool_code.derived import STORE
+from onetool_code import names, ranking, retrieval
+from onetool_code.index import lexical
+from onetool_code.index.store import STORE
 
 # name -> (what it is, the constants that turn it off)
 ROWS: dict[str, tuple[str, dict[tuple[Any, str], Any]]] = {
     "all": ("every signal on", {}),
-    "stems": ("words matched by their stems (Snowball)", {(lexical, "stem"): lambda token: token}),
+    "stems": ("words matched by their stems (Snowball)", {(names, "stem"): lambda token: token}),
     "path_in_bm25": (
         "the file's name twice and its folders in BM25's documents (off: its whole path once)",
         {(lexical, "STEM_REPEATS"): 1, (lexical, "FOLDERS"): 1000},
@@ -55,7 +56,7 @@ ROWS: dict[str, tuple[str, dict[tuple[Any, str], Any]]] = {
     "path_words": ("words of the file's name and folder lift its best hit", {(ranking, "PATH_WORDS"): 0.0}),
     "coherent_file": ("a file many of whose chunks match lifts its best hit", {(ranking, "COHERENT_FILE"): 0.0}),
     "same_file": ("a file's third hit and after decay", {(ranking, "SAME_FILE"): 1.0}),
-    "per_file": ("each list keeps 10 hits of a file at most", {(engine, "PER_FILE"): 10**9}),
+    "per_file": ("each list keeps 10 hits of a file at most", {(retrieval, "PER_FILE"): 10**9}),
     "kinds": (
         "tests, documentation and data below code (in the lexical list and the prior)",
         {(ranking, "TESTS"): 1.0, (ranking, "DOCS"): 1.0, (ranking, "NOT_CODE"): 1.0},

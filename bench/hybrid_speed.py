@@ -344,19 +344,11 @@ class Phases:
 def install(phases: Phases, vectors: dict[str, list[float]]) -> None:
     """Replace the embeddings request by a lookup of the queries' vectors (``dense_vector_for``, computed by the
     parent: nothing of that is timed here), and time the engine's phases."""
-    from onetool_code import (
-        api,
-        cache,
-        embeddings,
-        engine,
-        formatting,
-        index,
-        lexical,
-        live,
-        ranking,
-        retrievers,
-        rows,
-    )
+    from onetool_code import api, embeddings, engine, formatting, query_vectors, ranking
+    from onetool_code.index import database as index
+    from onetool_code.index import lexical, live, rows
+    from onetool_code.index import readers as retrievers
+    from onetool_code.index import vector_cache as cache
 
     def precomputed(batch: Any, _settings: Any, **_options: Any) -> Any:
         import numpy as np
@@ -372,7 +364,7 @@ def install(phases: Phases, vectors: dict[str, list[float]]) -> None:
     phases.wrap(live, "_load", "  live._load (memory-map a published snapshot)")
     phases.wrap(live, "_read", "  live._read (read the index, derive, publish)")
     phases.wrap(lexical, "build", "    lexical.build")
-    phases.wrap(engine, "_embedded", "engine._embedded (embed)")
+    phases.wrap(query_vectors, "embedded", "query_vectors.embedded (embed)")
     phases.wrap(retrievers.FromSnapshot, "semantic", "FromSnapshot.semantic")
     phases.wrap(cache.VectorCache, "rank", "  VectorCache.rank (matrix product, partial sort)")
     phases.wrap(retrievers.FromSnapshot, "lexical", "FromSnapshot.lexical")
@@ -439,7 +431,7 @@ def warm(root: Path, reps: int, phases: Phases) -> dict[str, Any]:
                 if (label, clock) == ("engine", "wall"):
                     result["per_query"] = dict(zip(QUERIES, per_query, strict=True))
         out[mode] = result
-    from onetool_code import live
+    from onetool_code.index import live
 
     held = live.view(root, resolved.db_path).snapshot
     out["memory"] = {**memory, "peak": rss_mb(), "heap_nbytes": held.nbytes / 2**20}
@@ -470,7 +462,9 @@ def snapshot_build(root: Path) -> dict[str, Any]:
     """Make the snapshot in the (empty) cache directory, as the first search after a change of the index does."""
     import bm25s
 
-    from onetool_code import index, lexical, live, settings
+    from onetool_code import settings
+    from onetool_code.index import database as index
+    from onetool_code.index import lexical, live
 
     db = settings.resolve(path=str(root)).db_path
     phases = Phases()
@@ -507,7 +501,8 @@ def snapshot_build(root: Path) -> dict[str, Any]:
 def snapshot_load(root: Path) -> dict[str, Any]:
     """Map the published snapshot in a fresh process, load its lexical index, then rank every query: the first
     ranking pays the page faults of the mapped arrays."""
-    from onetool_code import lexical, live, schema, settings
+    from onetool_code import names, schema, settings
+    from onetool_code.index import live
 
     db = settings.resolve(path=str(root)).db_path
     before = rss_mb("VmRSS")
@@ -521,7 +516,7 @@ def snapshot_load(root: Path) -> dict[str, Any]:
     ranks = []
     for query in QUERIES:
         started = time.perf_counter()
-        loaded.rank([lexical.query_tokens(query)], schema.Filters(), 100)
+        loaded.rank([names.query_tokens(query)], schema.Filters(), 100)
         ranks.append((time.perf_counter() - started) * 1000)
     return {
         "load_ms": load_s * 1000,

@@ -46,7 +46,7 @@ import hybrid_speed  # noqa: E402
 from tooling.chunkhound_env import ensure_chunkhound  # noqa: E402
 
 from onetool_code import embeddings, settings  # noqa: E402
-from onetool_code.live import QUIET_SECONDS  # noqa: E402
+from onetool_code.index.live import QUIET_SECONDS  # noqa: E402
 
 SIZES = (1, 10, 100)
 

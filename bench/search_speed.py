@@ -207,11 +207,12 @@ def run_scenario(scenario: str, root: Path, queries: int, reps: int, base_url: s
     elif scenario == "chunkhound":
         import duckdb
 
-        from onetool_code import embeddings, index
+        from onetool_code import embeddings
+        from onetool_code.index import database as index
 
         con = duckdb.connect(str(resolved.db_path), read_only=True)
         layout = index.layout(con, resolved.db_path)
-        dims = engine.embedding_set(layout, resolved).dims
+        dims = index.embedding_set(layout, resolved).dims
         sql = CHUNKHOUND_SQL.format(dims=dims)
 
         def call() -> object:
@@ -219,7 +220,7 @@ def run_scenario(scenario: str, root: Path, queries: int, reps: int, base_url: s
             return [con.execute(sql, [v.tolist(), PROVIDER, MODEL, 10, 0]).fetchall() for v in vectors]
 
     elif scenario == "numpy":
-        from onetool_code import live
+        from onetool_code.index import live
 
         held = live.view(root, resolved.db_path).snapshot
         matrix = np.ascontiguousarray(next(iter(held.vectors.values())).matrix)  # in memory, as warm pages are

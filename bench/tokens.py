@@ -57,9 +57,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from onetool_code import engine, index, matching, request, schema, settings, shaping
+from onetool_code import engine, names, request, schema, settings, shaping
 from onetool_code.api import search
 from onetool_code.hits import Hit
+from onetool_code.index import database as index
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_PROJECT = REPO / "fixtures" / "project"
@@ -107,7 +108,7 @@ def load_queries(path: Path, project: Path) -> list[Query]:
     missing = sorted({f for q in queries for f in q.right if not (project / f).is_file()})
     if missing:
         raise SystemExit(f"Error: {path} names right files that are not in {project}: {', '.join(missing)}")
-    wordless = [q.query for q in queries if not matching.tokenize(q.query)]
+    wordless = [q.query for q in queries if not names.match_tokens(q.query)]
     if wordless:  # rg would get an empty pattern and match every line
         raise SystemExit(f"Error: queries without a word of two or more characters for rg: {wordless}")
     return queries
@@ -401,7 +402,7 @@ def measure(q: Query, root: Path, base_url: str, rg: Ripgrep, total: int) -> Row
     chunkhound = render_chunkhound(ranked.hits, total, req.limit)
     old = render_old_onetool(ranked.hits, q.query)
 
-    regex = "|".join(matching.tokenize(q.query))
+    regex = "|".join(names.match_tokens(q.query))
     rg_n = rg.run(["-n", "-i", "-e", regex], root)
     rg_c3 = rg.run(["-n", "-i", "-C3", "-e", regex], root)
     listed = rg.run(["-l", "-i", "-e", regex], root)
@@ -436,7 +437,7 @@ def _bytes(text: str) -> int:
 def embedded_chunks(config: settings.Settings) -> int:
     """ChunkHound's footer total for a semantic search: every chunk with a vector of the model."""
     with index.connect(config.project_root, config.db_path) as con:
-        return engine.embedding_set(index.layout(con, config.db_path), config).count
+        return index.embedding_set(index.layout(con, config.db_path), config).count
 
 
 @contextmanager

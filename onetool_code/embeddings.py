@@ -31,7 +31,7 @@ import numpy as np
 
 from onetool_code import settings as config
 from onetool_code import transport
-from onetool_code.errors import EmbeddingError, MissingKeyError
+from onetool_code.errors import EmbeddingError, MissingKeyError, Stalled
 from onetool_code.settings import MAX_RETRIES, PROJECT_CONFIG, Settings
 
 # A custom server (a local model, a proxy) usually needs no key, but the clients insist on one.
@@ -140,7 +140,7 @@ def _openai_request(
         try:
             response = transport.within(deadline, create, lambda: _discard(slot))
             break
-        except (transport.Stalled, openai.APITimeoutError) as exc:
+        except (Stalled, openai.APITimeoutError) as exc:
             raise _timed_out(where, settings, attempts) from exc
         except (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError) as exc:
             wait = BACKOFF_SECONDS[attempts - 1] if attempts <= MAX_RETRIES else None
@@ -263,7 +263,7 @@ def _voyage_request(
             response = transport.post(
                 f"{where}/embeddings", json=body, headers={"Authorization": f"Bearer {key}"}, deadline=deadline
             )
-        except (transport.Stalled, httpx.TimeoutException) as exc:
+        except (Stalled, httpx.TimeoutException) as exc:
             raise _timed_out(where, settings, attempts) from exc
         except httpx.TransportError as exc:
             failure = EmbeddingError(f"Cannot reach the embeddings API at {where}: {transport.reason(exc)}")

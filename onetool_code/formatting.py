@@ -14,7 +14,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from onetool_code.report import SnapshotInfo, StatusReport
+from onetool_code.index import SnapshotInfo
+from onetool_code.report import StatusReport
 from onetool_code.request import Request
 from onetool_code.shaping import Result
 

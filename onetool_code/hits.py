@@ -23,7 +23,7 @@ class FileState:
 
 @dataclass(frozen=True)
 class FileRow:
-    """One ``files`` row as the snapshot build reads it (``index.file_rows``)."""
+    """One ``files`` row as the snapshot build reads it (``index.database.file_rows``)."""
 
     file_id: int
     path: str
@@ -47,7 +47,7 @@ class Hit:
 
     ``queries`` holds the 1-based numbers of the batch queries that found the hit (empty for ``search``);
     ``rank`` is its 0-based place in the whole ranked list the page was cut from; ``file`` the file's row state
-    (``index.with_file_states``), None until it is attached; ``defines`` the name the query spells that the
+    (``index.database.with_file_states``), None until it is attached; ``defines`` the name the query spells that the
     chunk was found defining (``lookup``): the result is then shown as that definition, whole.
     """
 

@@ -20,9 +20,9 @@ from typing import Any
 
 from onetool_code.definitions import enclosing
 from onetool_code.hits import Hit
-from onetool_code.names import bare
-from onetool_code.ranking import DECLARING_TYPES, DEFINING_TYPES, definition_lines, is_test, names_in, spellings
-from onetool_code.retrievers import Reader
+from onetool_code.index import Reader
+from onetool_code.names import bare, definition_lines, names_in, spellings
+from onetool_code.ranking import DECLARING_TYPES, DEFINING_TYPES, is_test
 from onetool_code.schema import Filters
 from onetool_code.source import SourceFiles
 
@@ -40,7 +40,7 @@ class Definitions:
 
 
 def find(reader: Reader, sources: SourceFiles, query: str, filters: Filters, depth: int) -> Definitions:
-    """The chunks that define the names the query writes as code (``ranking.names_in``), each marked with the
+    """The chunks that define the names the query writes as code (``names.names_in``), each marked with the
     name it defines (``Hit.defines``): the ones meeting the query's qualifiers first, then those defining it in
     the query's own case (``Serialize`` the trait before ``serialize`` the method), then declarations of a type
     before other definitions, then source before tests, then in path order; at most ``depth``."""

@@ -1,28 +1,16 @@
-"""Where a query meets a hit's lines: the tokenizer, ``match_lines`` and the match-aware 2-line preview.
+"""Where a query meets a hit's lines: ``match_lines`` and the match-aware 2-line preview.
 
-The rules are the match-aware response spec's: tokens are ``[A-Za-z0-9_]+``, lowercased, deduplicated in
-order, single characters dropped; a line matches when it contains a token as a case-insensitive substring.
+The rules are the match-aware response spec's: tokens are ``names.match_tokens``, and a line matches when it
+contains a token as a case-insensitive substring.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Sequence
 
-_TOKEN = re.compile(r"[A-Za-z0-9_]+")
 MAX_MATCH_LINES = 8
 PREVIEW_LINES = 2
 PREVIEW_CHARS = 200
-
-
-def tokenize(query: str) -> list[str]:
-    """``"UserAvatar component"`` -> ``["useravatar", "component"]``."""
-    seen: dict[str, None] = {}
-    for token in _TOKEN.findall(query):
-        lowered = token.lower()
-        if len(lowered) > 1:
-            seen.setdefault(lowered, None)
-    return list(seen)
 
 
 def _count(line: str, tokens: Sequence[str]) -> int:

@@ -31,7 +31,7 @@ import mcp.types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
-from onetool_code import api, formatting, live, pack, parameters, settings
+from onetool_code import api, formatting, index, pack, parameters, settings
 from onetool_code.parameters import Parameter
 
 SERVER_NAME = "onetool-code"
@@ -194,7 +194,7 @@ def serve(
     """Serve over stdin/stdout until the client closes stdin. A project path that does not exist fails here,
     at start, not at every call."""
     root = str(settings.project_root(path))
-    live.refresh_in_background()  # a long-lived process: a search never waits for a long refresh
+    index.refresh_in_background()  # a long-lived process: a search never waits for a long refresh
     server = _server(_tools(root=root, db=db, provider=provider, model=model, base_url=base_url, cache=cache))
 
     async def run() -> None:

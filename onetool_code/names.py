@@ -1,22 +1,40 @@
-"""A hit's name: something a person would type or search for, never one of ChunkHound's made-up labels.
+"""What code calls things, in one place: a hit's name to show, a definition's bare name, the names a query
+writes, the lines that define a name, and the words of code.
 
+A hit's name is something a person would type or search for, never one of ChunkHound's made-up labels.
 ChunkHound 6.1.0 names what has no name of its own after its kind and line (``comment_line_12``,
 ``block_line_104_block_line_105``, ``module_docstring_line_1``, ``file_structure``), and every Markdown chunk
 after its pieces (``heading_37``; ``item_Fix_cases_of_paragraph_Fix_cases_of_double_escaping_item_...``,
 hundreds of characters; ``unordered_list``; ``code_block_python``; ``link_ref_...``); TOML tables become
-``definition_<project name>``. Large chunks carry ``_part1_part2`` suffixes. So: suffixes go; in a document
-(Markdown, TOML) the name is the nearest heading or table above the hit, since that is what a reader calls the
-place; in code a synthetic label becomes nothing; and no name is longer than ``MAX_NAME`` characters.
+``definition_<project name>``. Large chunks carry ``_part1_part2`` suffixes (``PART_SUFFIX``). So: suffixes go;
+in a document (Markdown, TOML) the name is the nearest heading or table above the hit, since that is what a
+reader calls the place; in code a synthetic label becomes nothing; and no name is longer than ``MAX_NAME``
+characters.
+
+The words of code are split three ways, on purpose, each for its reader:
+
+- ``tokens``/``query_tokens``: the lexical index's terms, an identifier whole and its parts, each by its stem
+  (BM25 must meet "validators" with ``ValidateStruct``);
+- ``identifier_parts``: the same split unstemmed, the whole word kept whatever its length (a file's name against
+  the query's words, compared by their starts);
+- ``match_tokens``: the match-aware response spec's, words lowercased and never split (a line matches when it
+  holds one as a substring: ``match_lines``, the preview).
 """
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from typing import Any
 
 MAX_NAME = 60
 
-_PART_SUFFIX = re.compile(r"(?:_part\d+)+$")
+# ChunkHound names the pieces of a definition it cut after the definition: ``bulk_create_part1_part2``. One
+# pattern for Python's str (``\d`` any digit, as always here), its bytes and DuckDB's RE2 (``\d`` is ``[0-9]``);
+# a plain group, since a ``?`` in the SQL text would read as a parameter.
+PART_SUFFIX = r"(_part\d+)+"
+_PART_SUFFIX = re.compile(PART_SUFFIX + "$")
 # Synthetic in any language: a kind and a line number, joined pieces of them, and ChunkHound's fixed labels.
 _SYNTHETIC = re.compile(r"^(?:file_structure|unnamed|(?:[a-z_]*_line_\d+_?)+)$")
 # Kinds whose symbol is made from their text (imports: ``import_os_from_pathlib``), never a name.
@@ -51,6 +69,11 @@ def bare(symbol: str) -> str:
     """The name a symbol gives its definition, case kept: ChunkHound's ``_partN`` suffixes and the type of a Rust
     ``impl`` (``Content::serialize``) removed, and a sigil that is part of no word (``$ZodCheck``)."""
     return _PART_SUFFIX.sub("", symbol or "").rpartition("::")[2].lstrip("$@")
+
+
+def is_piece(symbol: str) -> bool:
+    """Whether ChunkHound cut the chunk out of a bigger definition (its symbol ends in ``_partN``)."""
+    return _PART_SUFFIX.search(symbol) is not None
 
 
 def shorten(name: str) -> str:
@@ -88,3 +111,173 @@ def _toml_table(lines: Sequence[str], start_line: int) -> str:
 
 def _plain(text: str) -> str:
     return _EMPHASIS.sub("", _LINK.sub(r"\1", text)).strip()
+
+
+# -- the names a query writes ------------------------------------------------------------------------------------------
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+# A file path as an engineer writes one: lowercase parts with a slash, or a name with a source file's extension.
+_PATH_LIKE = re.compile(
+    r"\b[a-z0-9_.-]*[a-z][a-z0-9_.-]*(?:/[a-z0-9_.-]+)+/?|"
+    r"\b[\w-]+\.(?:py|pyi|js|jsx|mjs|cjs|ts|tsx|go|rs|java|kt|rb|php|cs|c|h|cc|cpp|hpp|swift)\b"
+)
+_CAMEL = re.compile(r"[a-z][A-Z]")
+
+
+def names_in(query: str, strict: bool = False) -> tuple[frozenset[str], frozenset[str]]:
+    """The names a query spells out and the qualifiers before them, lowercased.
+
+    A name is an identifier only an engineer would write (``load_config``, ``parseOptions``, the last part of
+    a dotted ``Segment.split_lines``, a capitalised word past the first unless ``strict``), or the whole query
+    when it is one bare word. A plain word ("client") is not one, so "client timeout" boosts no symbol, nor is
+    an acronym ("CSRF"). A file path's parts (``db/models/query.py``) are qualifiers.
+    """
+    names, qualifiers = set(), set()
+    for path in _PATH_LIKE.findall(query):  # "commands/migrate.py Command.handle": a file to look in
+        qualifiers.update(p.split(".")[0].lower() for p in path.split("/") if p.split(".")[0])
+    query = _PATH_LIKE.sub(" ", query)
+    found = [m.group() for m in _IDENTIFIER.finditer(query)]
+    whole = len(found) == 1 and found[0] == query.strip()
+    for position, identifier in enumerate(found):
+        *before, last = identifier.split(".")
+        written_as_code = "_" in last or _CAMEL.search(last) is not None
+        capitalised = not strict and last[:1].isupper() and position > 0
+        if whole or before or written_as_code or capitalised:
+            names.add(last.lower())
+            qualifiers.update(p.lower() for p in before if p.lower() != "prototype")
+    return frozenset(names), frozenset(qualifiers)
+
+
+def spellings(query: str) -> dict[str, str]:
+    """Each identifier of the query (each part of a dotted one), lowercased, as the query writes it."""
+    return {part.lower(): part for m in _IDENTIFIER.finditer(query) for part in m.group().split(".")}
+
+
+def identifiers(text: str) -> list[str]:
+    """The identifiers of ``text``, dotted ones whole (``Segment.split_lines``), in order."""
+    return _IDENTIFIER.findall(text)
+
+
+# -- the lines that define a name --------------------------------------------------------------------------------------
+
+
+def definition_of(names: frozenset[str]) -> re.Pattern[str]:
+    """A line that defines one of ``names``: ``def name``, ``function name``, ``class Name``, ``name(...) {``
+    (a method), ``x.name = function`` or ``name: function`` (assigned), in any of our languages."""
+    alternatives = "|".join(re.escape(n) for n in sorted(names))
+    return re.compile(
+        rf"{_declared(alternatives)}|"
+        rf"^\s*(?:{_MODIFIERS}\s+)*(?:{alternatives})\s*(?:<[^>]*>)?\([^)]*\)?\s*[:{{]|"
+        rf"{_assigned(alternatives)}",
+        re.IGNORECASE,
+    )
+
+
+def definition_lines(names: Collection[str]) -> str:
+    """A pattern (Python's and RE2's syntax, case-insensitive, multi-line) for the lines of a chunk's code that
+    define one of ``names``, as ``definition_of`` but stricter about methods (their signature on one line ending
+    in ``{``): in a whole chunk, a call at the start of a line must not count."""
+    alternatives = "|".join(re.escape(n) for n in sorted(names))
+    return (
+        rf"(?im){_declared(alternatives)}|"
+        rf"^[ \t]*(?:{_MODIFIERS}[ \t]+)*(?:{alternatives})[ \t]*(?:<[^>\n]*>)?\([^)\n]*\)[ \t]*"
+        rf"(?::[^{{\n]+)?\{{[ \t]*$|{_assigned(alternatives)}"
+    )
+
+
+_MODIFIERS = "(?:export|default|async|static|public|private|protected|override|get|set|pub)"
+
+
+def _declared(alternatives: str) -> str:
+    # A sigil may lead the name (``$ZodCheck`` in zod, PHP's ``$x``): not part of it.
+    return (
+        r"\b(?:def|function\*?|class|interface|type|struct|enum|trait|fn|func|const|let|var|module|record)\s+"
+        rf"(?:\([^)]*\)\s*)?\$?(?:{alternatives})\b"
+    )
+
+
+def _assigned(alternatives: str) -> str:
+    return rf"^\s*[\w.$]*?\$?\b(?:{alternatives})\s*(?:=|:)\s*(?:async\s+)?(?:function\b|\()"
+
+
+# The name a chunk defines, from its first lines, when ChunkHound's symbol is a made-up label
+# (``definition_line_144`` for ``export function shallowCopy``): ``def x``, ``function x``, ``class X``, ...,
+# ``a.b.x = function``.
+_DEFINED = re.compile(
+    r"\b(?:def|function\*?|class|interface|type|struct|enum|trait|fn|func|module|record)\s+([A-Za-z_$][\w$]*)|"
+    r"^\s*(?:export\s+)?(?:const|let|var)?\s*(?:[\w$]+\.)*([A-Za-z_$][\w$]*)\s*=\s*(?:async\s+)?function\b",
+    re.MULTILINE,
+)
+
+
+def defined_name(symbol: str, chunk_type: str, code: str) -> str:
+    """The name the chunk defines, counted once more in its document so that a definition outranks its uses:
+    ChunkHound's symbol when it is a real name, else the one its first lines define, else nothing."""
+    name = display_name(symbol, chunk_type, "")
+    if name:
+        return name
+    found = _DEFINED.search("\n".join(code.split("\n", 3)[:3]))
+    return next((group for group in found.groups() if group), "") if found else ""
+
+
+# -- the words of code -------------------------------------------------------------------------------------------------
+
+_WORD = re.compile(r"[A-Za-z0-9_]+")
+_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+
+@functools.lru_cache(maxsize=200_000)
+def stem(token: str) -> str:
+    """A token by its English stem (Snowball): a query's "validators" meets the code's ``ValidateStruct``
+    (``valid``), "rendering" ``render``, "dependencies" ``dependency``."""
+    return _stemmer().stemWord(token)
+
+
+@functools.cache
+def _stemmer() -> Any:
+    import Stemmer  # PyStemmer: imported by the first search that tokenises, not by the pack's import
+
+    return Stemmer.Stemmer("english")
+
+
+def word_tokens(word: str) -> list[str]:
+    """``parseHTTPResponse`` -> ``parsehttprespons``, ``pars``, ``http``, ``respons``: the whole identifier and its
+    parts (two characters or more), each by its stem."""
+    whole = word.lower()
+    out = [whole] if len(whole) > 1 else []
+    parts = [p.lower() for piece in word.split("_") for p in _PART.findall(piece)]
+    if len(parts) > 1:
+        out.extend(p for p in parts if len(p) > 1 and p != whole)
+    return [stem(t) for t in out]
+
+
+def tokens(text: str) -> list[str]:
+    """Every token of ``text``, in order, repeats kept (they are term frequencies)."""
+    return [token for word in _WORD.findall(text) for token in word_tokens(word)]
+
+
+def query_tokens(query: str) -> list[str]:
+    """The query's distinct tokens, in order."""
+    return list(dict.fromkeys(tokens(query)))
+
+
+def words(text: str) -> list[str]:
+    """The identifiers and numbers of ``text``, in order (what ``tokens`` splits)."""
+    return _WORD.findall(text)
+
+
+def identifier_parts(word: str) -> list[str]:
+    """``ToStringBuilder`` -> tostringbuilder, to, string, builder (as the lexical index splits identifiers)."""
+    parts = [p.lower() for piece in word.split("_") for p in _PART.findall(piece)]
+    return [word.lower(), *parts]
+
+
+def match_tokens(query: str) -> list[str]:
+    """``"UserAvatar component"`` -> ``["useravatar", "component"]``: the match-aware response spec's tokens,
+    lowercased, deduplicated in order, single characters dropped."""
+    seen: dict[str, None] = {}
+    for token in _WORD.findall(query):  # the spec's token: ``[A-Za-z0-9_]+``
+        lowered = token.lower()
+        if len(lowered) > 1:
+            seen.setdefault(lowered, None)
+    return list(seen)

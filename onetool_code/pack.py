@@ -160,7 +160,7 @@ def status(*, path: str | None = None, db: str | None = None) -> str | list | di
 def _host() -> settings.OneToolHost | None:
     """OneTool's settings and secrets; and, since OneTool runs all day, searches that refresh a changed index in
     the background rather than wait for it."""
-    from onetool_code import live, settings
+    from onetool_code import index, settings
 
-    live.refresh_in_background()
+    index.refresh_in_background()
     return settings.onetool_host()

@@ -9,12 +9,20 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import PurePosixPath
 
 from onetool_code.hits import Hit
-from onetool_code.names import bare
+from onetool_code.names import (
+    bare,
+    definition_lines,
+    definition_of,
+    identifier_parts,
+    identifiers,
+    names_in,
+    spellings,
+)
 from onetool_code.schema import Filters
 
 RRF_K = 60
@@ -81,14 +89,6 @@ _STOPWORDS = frozenset(
 )  # fmt: skip
 _TEST_WORDS = frozenset({"test", "tests", "testing", "spec", "specs", "fixture", "fixtures", "mock", "mocks"})
 _DOC_WORDS = frozenset({"doc", "docs", "documentation", "readme", "example", "examples", "changelog", "guide"})
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
-# A file path as an engineer writes one: lowercase parts with a slash, or a name with a source file's extension.
-_PATH_LIKE = re.compile(
-    r"\b[a-z0-9_.-]*[a-z][a-z0-9_.-]*(?:/[a-z0-9_.-]+)+/?|"
-    r"\b[\w-]+\.(?:py|pyi|js|jsx|mjs|cjs|ts|tsx|go|rs|java|kt|rb|php|cs|c|h|cc|cpp|hpp|swift)\b"
-)
-_CAMEL = re.compile(r"[a-z][A-Z]")
-_CAMEL_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _COMMENT = ("#", "//", "/*", "*", "@", '"' * 3, "'" * 3)  # comment, docstring and decorator lines
 
 
@@ -213,7 +213,7 @@ class _Wants:
         # A name among other words and with no qualifier may be incidental ("toString builder for ...");
         # ``QuerySet.bulk_create`` in a sentence is not.
         self.incidental = prose and not qualifiers
-        self.definition = _definition_of(names) if names else None
+        self.definition = definition_of(names) if names else None
 
     @classmethod
     def of(cls, query: str, filters: Filters) -> _Wants:
@@ -231,82 +231,14 @@ class _Wants:
             keywords=frozenset(w for w in keywords if len(w) > 2 and w not in _STOPWORDS),
             spelled=spellings(query),
             query_words=[w.lower() for w in re.findall(r"[A-Za-z0-9]+", query)],
-            prose=any(w not in named and w not in _STOPWORDS for w in (w.lower() for w in _IDENTIFIER.findall(query))),
+            prose=any(w not in named and w not in _STOPWORDS for w in (w.lower() for w in identifiers(query))),
         )
-
-
-def names_in(query: str, strict: bool = False) -> tuple[frozenset[str], frozenset[str]]:
-    """The names a query spells out and the qualifiers before them, lowercased.
-
-    A name is an identifier only an engineer would write (``load_config``, ``parseOptions``, the last part of
-    a dotted ``Segment.split_lines``, a capitalised word past the first unless ``strict``), or the whole query
-    when it is one bare word. A plain word ("client") is not one, so "client timeout" boosts no symbol, nor is
-    an acronym ("CSRF"). A file path's parts (``db/models/query.py``) are qualifiers.
-    """
-    names, qualifiers = set(), set()
-    for path in _PATH_LIKE.findall(query):  # "commands/migrate.py Command.handle": a file to look in
-        qualifiers.update(p.split(".")[0].lower() for p in path.split("/") if p.split(".")[0])
-    query = _PATH_LIKE.sub(" ", query)
-    found = [m.group() for m in _IDENTIFIER.finditer(query)]
-    whole = len(found) == 1 and found[0] == query.strip()
-    for position, identifier in enumerate(found):
-        *before, last = identifier.split(".")
-        written_as_code = "_" in last or _CAMEL.search(last) is not None
-        capitalised = not strict and last[:1].isupper() and position > 0
-        if whole or before or written_as_code or capitalised:
-            names.add(last.lower())
-            qualifiers.update(p.lower() for p in before if p.lower() != "prototype")
-    return frozenset(names), frozenset(qualifiers)
 
 
 def _joined(words: Sequence[str]) -> frozenset[str]:
     """Two or three neighbouring words of the query run together: the file "toString builder" names is
     ``ToStringBuilder.java``."""
     return frozenset("".join(words[i : i + n]) for n in (2, 3) for i in range(len(words) - n + 1))
-
-
-def spellings(query: str) -> dict[str, str]:
-    """Each identifier of the query (each part of a dotted one), lowercased, as the query writes it."""
-    return {part.lower(): part for m in _IDENTIFIER.finditer(query) for part in m.group().split(".")}
-
-
-def _definition_of(names: frozenset[str]) -> re.Pattern[str]:
-    """A line that defines one of ``names``: ``def name``, ``function name``, ``class Name``, ``name(...) {``
-    (a method), ``x.name = function`` or ``name: function`` (assigned), in any of our languages."""
-    alternatives = "|".join(re.escape(n) for n in sorted(names))
-    return re.compile(
-        rf"{_declared(alternatives)}|"
-        rf"^\s*(?:{_MODIFIERS}\s+)*(?:{alternatives})\s*(?:<[^>]*>)?\([^)]*\)?\s*[:{{]|"
-        rf"{_assigned(alternatives)}",
-        re.IGNORECASE,
-    )
-
-
-def definition_lines(names: Collection[str]) -> str:
-    """A pattern (Python's and RE2's syntax, case-insensitive, multi-line) for the lines of a chunk's code that
-    define one of ``names``, as ``_definition_of`` but stricter about methods (their signature on one line ending
-    in ``{``): in a whole chunk, a call at the start of a line must not count."""
-    alternatives = "|".join(re.escape(n) for n in sorted(names))
-    return (
-        rf"(?im){_declared(alternatives)}|"
-        rf"^[ \t]*(?:{_MODIFIERS}[ \t]+)*(?:{alternatives})[ \t]*(?:<[^>\n]*>)?\([^)\n]*\)[ \t]*"
-        rf"(?::[^{{\n]+)?\{{[ \t]*$|{_assigned(alternatives)}"
-    )
-
-
-_MODIFIERS = "(?:export|default|async|static|public|private|protected|override|get|set|pub)"
-
-
-def _declared(alternatives: str) -> str:
-    # A sigil may lead the name (``$ZodCheck`` in zod, PHP's ``$x``): not part of it.
-    return (
-        r"\b(?:def|function\*?|class|interface|type|struct|enum|trait|fn|func|const|let|var|module|record)\s+"
-        rf"(?:\([^)]*\)\s*)?\$?(?:{alternatives})\b"
-    )
-
-
-def _assigned(alternatives: str) -> str:
-    return rf"^\s*[\w.$]*?\$?\b(?:{alternatives})\s*(?:=|:)\s*(?:async\s+)?(?:function\b|\()"
 
 
 def _defined_as(hit: Hit, wants: _Wants) -> str | None:
@@ -388,7 +320,7 @@ def _path_parts(path: str) -> frozenset[str]:
     validator, default_validator)."""
     posix = PurePosixPath(path)
     words = re.findall(r"[A-Za-z][A-Za-z0-9]*", f"{posix.name.lstrip('.').split('.')[0]} {posix.parent.name}")
-    return frozenset(part for word in words for part in _lexical_parts(word))
+    return frozenset(part for word in words for part in identifier_parts(word))
 
 
 def _path_words(path: str, keywords: frozenset[str]) -> int:
@@ -404,12 +336,6 @@ def _path_words(path: str, keywords: frozenset[str]) -> int:
             for part in parts
         )
     )
-
-
-def _lexical_parts(word: str) -> list[str]:
-    """``ToStringBuilder`` -> tostringbuilder, to, string, builder (as the lexical index splits identifiers)."""
-    parts = [p.lower() for piece in word.split("_") for p in _CAMEL_PARTS.findall(piece)]
-    return [word.lower(), *parts]
 
 
 def fuse(ranked_lists: Sequence[Sequence[Hit]], limit: int) -> list[Hit]:

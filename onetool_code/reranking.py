@@ -23,16 +23,42 @@ from typing import Any
 
 from onetool_code import settings as config
 from onetool_code import transport
-from onetool_code.errors import EmbeddingError, OneToolCodeError
+from onetool_code.errors import BadInputError, EmbeddingError, RerankError, Stalled
 from onetool_code.hits import Hit
+from onetool_code.request import Request
 from onetool_code.settings import Reranker, Settings
+from onetool_code.spans import note
 
 # How much of a fused list is reranked: the candidates of a full page (``api.FILL`` x the default limit).
 RERANK_TOP = 30
 
 
-class RerankError(OneToolCodeError):
-    """The reranker could not reorder the hits (the search goes on without it)."""
+def reranked(
+    settings: Settings, request: Request, lists: list[list[Hit]], budget: transport.Budget
+) -> tuple[list[list[Hit]], str | None]:
+    """Each hybrid list with its fused top reordered by the configured reranker (``request.rerank`` None: when
+    one is configured), and a notice when it could not be."""
+    reranker = settings.reranker
+    if request.rerank is False or (request.rerank is None and (reranker is None or request.mode != "hybrid")):
+        return lists, None
+    if request.mode != "hybrid":
+        raise BadInputError(f'rerank reorders the hybrid ranking; mode="{request.mode}" keeps its own order')
+    if reranker is None:
+        raise BadInputError(
+            "no reranker is configured: ChunkHound reranks with VoyageAI on its own API, or with "
+            "embedding.rerank_url (and rerank_format, rerank_model) in .chunkhound.json"
+        )
+    if reranker.problem is not None:
+        if request.rerank:
+            raise BadInputError(f"the configured reranker cannot be used: {reranker.problem}")
+        return lists, f"not reranked: {reranker.problem}"
+    try:
+        return [
+            rerank(q, hits, settings, reranker, budget) for q, hits in zip(request.queries, lists, strict=True)
+        ], None
+    except RerankError as exc:
+        note(f"rerank failed: {exc}")
+        return lists, f"not reranked, the fused order stands: {exc}"
 
 
 def rerank(
@@ -73,7 +99,7 @@ def _request(
         response = transport.post(
             reranker.url, json=_payload(query, documents, reranker, own), headers=headers, deadline=deadline
         )
-    except (transport.Stalled, httpx.TimeoutException) as exc:
+    except (Stalled, httpx.TimeoutException) as exc:
         raise RerankError(f"{reranker.url} did not answer within the search's {settings.timeout:g} s") from exc
     except httpx.TransportError as exc:
         raise RerankError(f"cannot reach {reranker.url}: {transport.reason(exc)}") from exc

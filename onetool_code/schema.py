@@ -1,6 +1,6 @@
 """Everything about ChunkHound's DuckDB file: table and column names, DDL, vocabularies and the SQL we run.
 
-This is the only module that knows the schema (measured on ChunkHound 6.1.0). ``index.py`` runs these
+This is the only module that knows the schema (measured on ChunkHound 6.1.0). ``index/database.py`` runs these
 statements read-only; the indexer creates tables from the same DDL. Values always travel as parameters.
 """
 
@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+
+from onetool_code.names import PART_SUFFIX
 
 DB_FILE_NAME = "chunks.db"
 ROOT_SIDECAR_SUFFIX = ".root.json"
@@ -191,20 +193,16 @@ def regex_sql(filters: Filters) -> tuple[str, list[object]]:
     return sql, params
 
 
-# ChunkHound names the pieces of a definition it cut after the definition: ``bulk_create_part1_part2``.
-PART_SUFFIX = r"(_part[0-9]+)+$"
-
-
 def defining_sql(filters: Filters) -> tuple[str, list[object]]:
     """Chunks that define one of some lowercase names, in path and line order: named so, their ``_partN``
-    suffixes removed, or holding a line that defines one (``ranking.definition_lines``, which RE2 reads too).
+    suffixes removed, or holding a line that defines one (``names.definition_lines``, which RE2 reads too).
 
     Parameters, in order: the names (a list), the definition-line pattern, the filter values, then LIMIT.
     """
     where, params = filter_sql(filters)
     sql = (
         f"SELECT {HIT_COLUMNS}, 1.0 AS similarity FROM chunks c JOIN files f ON c.file_id = f.id "
-        f"WHERE (lower(regexp_replace(c.symbol, '{PART_SUFFIX}', '')) IN (SELECT unnest(?::VARCHAR[])) "
+        f"WHERE (lower(regexp_replace(c.symbol, '{PART_SUFFIX}$', '')) IN (SELECT unnest(?::VARCHAR[])) "
         f"OR regexp_matches(c.code, ?)){where} ORDER BY {TIE_BREAK} LIMIT ?"
     )
     return sql, params
@@ -232,7 +230,7 @@ CHUNKS_BY_ID_SQL = (
     "JOIN chunks c ON c.id = w.wanted JOIN files f ON c.file_id = f.id"
 )
 
-# A snapshot (snapshot.py) reads the whole index once per state of the file. Files come in ``ORDER BY path`` so
+# A snapshot (index/snapshot.py) reads the whole index once per state of the file. Files come in ``ORDER BY path`` so
 # that a file's position is DuckDB's own collation order for the tie-break; ``lower(path)`` is DuckDB's, as the
 # filters use; with each file's chunk count, so that the snapshot also knows LANGUAGE_COUNTS_SQL's answer.
 FILES_IN_PATH_ORDER_SQL = (
@@ -245,7 +243,7 @@ CHUNK_ROWS_SQL = (
     "SELECT c.id, c.file_id, c.chunk_type, c.symbol, c.code, c.start_line, c.end_line "
     "FROM chunks c JOIN files f ON c.file_id = f.id ORDER BY c.id"
 )
-# A refresh (snapshot.py) reads what changed since the last snapshot: every chunk's id, file and a digest of what a
+# A refresh (index/snapshot.py) reads what changed since the last snapshot: every chunk's id, file and a digest of what a
 # search shows of it (33 ms at 80,000 chunks; an UPDATE in place changes it), then the rows of the chunks it does
 # not hold (parameter: their ids, joined as CHUNKS_BY_ID_SQL joins them).
 CHUNK_IDS_SQL = (

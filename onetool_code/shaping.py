@@ -20,9 +20,8 @@ from pathlib import Path
 from onetool_code import matching
 from onetool_code.definitions import Definition, definitions, enclosing
 from onetool_code.hits import Hit
-from onetool_code.names import bare, display_name
+from onetool_code.names import bare, definition_lines, display_name, is_piece, match_tokens
 from onetool_code.placement import Placement, place
-from onetool_code.ranking import definition_lines
 from onetool_code.request import Request
 from onetool_code.source import SourceFiles, Unread
 
@@ -31,7 +30,6 @@ MAX_WHOLE = 300  # lines of a cut definition shown whole instead of the piece th
 # Lines next to a definition shown whole that join its result (its comment, its decorator) rather than make one
 # of their own.
 ADJOIN = 5
-_PART_SUFFIX = re.compile(r"(?:_part\d+)+$")
 _PIECE_TYPES = frozenset({"function", "method", "class"})
 # The first results shown get a 2-line preview, the others their best line: the detail goes where the agent
 # looks first (as code does, by the number of results), and the rest stay one line of code each.
@@ -120,7 +118,7 @@ def fill(
 
 
 def _results(placed: Sequence[Placed], request: Request, sources: SourceFiles) -> list[Result]:
-    tokens_of = [matching.tokenize(q) for q in request.queries]
+    tokens_of = [match_tokens(q) for q in request.queries]
     results = _by_file([_build(group, sources) for group in merge(placed)])
     counts = Counter(r.file_path for r in results)
     for position, result in enumerate(results):
@@ -153,7 +151,7 @@ def whole_definition(hit: Hit, sources: SourceFiles) -> Placed:
     that part, not one result that swallows the page. Otherwise, or when the file no longer holds it, the hit
     where it is."""
     placement = place(hit, sources)
-    piece = _PART_SUFFIX.search(hit.symbol) is not None and hit.chunk_type in _PIECE_TYPES
+    piece = is_piece(hit.symbol) and hit.chunk_type in _PIECE_TYPES
     if not placement.in_file or not (hit.defines or piece):
         return Placed(hit, placement)
     name = hit.defines or bare(hit.symbol)

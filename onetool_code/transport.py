@@ -19,11 +19,9 @@ from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
+from onetool_code.errors import Stalled
+
 T = TypeVar("T")
-
-
-class Stalled(Exception):
-    """The request did not finish by its deadline (raised in the waiting thread; the request is left behind)."""
 
 
 class Budget:

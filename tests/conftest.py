@@ -82,13 +82,11 @@ def spans(request):
 def fresh_derived_state():
     """Snapshots held in memory live as long as the process; each test starts without any (and, through
     ``clean_env``, with an empty cache directory)."""
-    from onetool_code import live
-    from onetool_code.derived import STORE
+    from onetool_code import index
 
-    STORE.clear()
+    index.reset()
     yield
-    STORE.clear()
-    live._background = False  # the pack and the MCP server turn background refreshes on for their process
+    index.reset()  # the pack and the MCP server turn background refreshes on for their process
 
 
 @pytest.fixture(scope="session")

@@ -26,10 +26,13 @@ from conftest import settled
 from openai_server import vector_for
 
 import onetool_code
-from onetool_code import derived, index, live, schema
-from onetool_code.derived import STORE
+from onetool_code import schema
 from onetool_code.errors import IndexUnreadableError
 from onetool_code.hits import Hit
+from onetool_code.index import database as index
+from onetool_code.index import live
+from onetool_code.index import store as derived
+from onetool_code.index.store import STORE
 from onetool_code.schema import Filters
 
 REPO = Path(__file__).resolve().parent.parent

@@ -260,7 +260,7 @@ def test_beside_chunkhounds_own_server_new_code_is_found_within_seconds_of_it(ch
     from mcp import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    from onetool_code import index
+    from onetool_code.index import database as index
 
     root = tmp_path / "project"
     shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".chunkhound"))

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import onetool_code
-from onetool_code.derived import STORE, Key, Signature, Store
+from onetool_code.index.store import STORE, Key, Signature, Store
 
 
 @dataclass

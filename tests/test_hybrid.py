@@ -10,9 +10,11 @@ import conftest
 import pytest
 
 import onetool_code
-from onetool_code import derived, lexical, ranking
-from onetool_code.derived import STORE
+from onetool_code import names, ranking
 from onetool_code.hits import Hit
+from onetool_code.index import lexical
+from onetool_code.index import store as derived
+from onetool_code.index.store import STORE
 from onetool_code.schema import Filters
 
 
@@ -208,15 +210,15 @@ def test_searches_work_when_the_cache_directory_cannot_be_written(project, monke
 
 
 def test_tokens_keep_the_whole_identifier_and_its_parts_each_by_its_stem():
-    assert lexical.tokens("parseHTTPResponse(load_config)") == [
+    assert names.tokens("parseHTTPResponse(load_config)") == [
         "parsehttprespons", "pars", "http", "respons", "load_config", "load", "config",
     ]  # fmt: skip
-    assert lexical.query_tokens("a Segment.split_and_crop_lines x2") == [
+    assert names.query_tokens("a Segment.split_and_crop_lines x2") == [
         "segment", "split_and_crop_lin", "split", "and", "crop", "line", "x2",
     ]  # fmt: skip
     # "validators" finds ValidateStruct, "rendering" render, "dependencies" dependency: one stem each.
-    assert set(lexical.query_tokens("validators rendering dependencies")) <= set(
-        lexical.tokens("ValidateStruct render dependency")
+    assert set(names.query_tokens("validators rendering dependencies")) <= set(
+        names.tokens("ValidateStruct render dependency")
     )
 
 
@@ -270,7 +272,9 @@ def test_a_sigil_does_not_hide_a_definition(tmp_path):
     assert files_of(root, "ZodCheck")[0] == "core/checks.ts"
     assert files_of(root, "ZodCheck and check execution pipeline")[0] == "core/checks.ts"
     # The named definitions behind it: the interface and the constant, found by their defining lines.
-    from onetool_code import live, lookup, retrievers, settings
+    from onetool_code import lookup, settings
+    from onetool_code.index import live
+    from onetool_code.index import readers as retrievers
     from onetool_code.source import SourceFiles
 
     resolved = settings.resolve(path=str(root))

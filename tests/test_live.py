@@ -17,8 +17,8 @@ import pytest
 from conftest import build_index, settled
 
 import onetool_code
-from onetool_code import live, private_copy, snapshot
-from onetool_code.derived import STORE
+from onetool_code.index import live, private_copy, snapshot
+from onetool_code.index.store import STORE
 
 CASES = (
     {"query": "retry with exponential backoff", "mode": "semantic"},
@@ -97,7 +97,8 @@ def test_a_changed_index_is_read_as_a_delta_that_answers_as_a_full_read(project,
 
 
 def test_lexical_scores_of_a_delta_stay_within_the_stated_bound_of_a_full_read(project):
-    from onetool_code import lexical
+    from onetool_code import names
+    from onetool_code.index import lexical
     from onetool_code.schema import Filters
 
     answer(project, query="retry", mode="lexical")
@@ -110,7 +111,7 @@ def test_lexical_scores_of_a_delta_stay_within_the_stated_bound_of_a_full_read(p
     bound = abs(words.drift) / (1 - abs(words.drift))
     queries = ("retry backoff", "config load file", "ledger reconcile entries", "cache", "server store catalog")
     for query in queries:
-        tokens = lexical.query_tokens(query)
+        tokens = names.query_tokens(query)
         ours = dict(words.rank([tokens], Filters(), 1000)[0])
         theirs = dict(rebuilt.rank([tokens], Filters(), 1000)[0])
         assert set(ours) == set(theirs), query
@@ -120,7 +121,8 @@ def test_lexical_scores_of_a_delta_stay_within_the_stated_bound_of_a_full_read(p
 
 def snapshot_rows(project):
     """The index's rows, read whole now (the lexical index a full read would build from them)."""
-    from onetool_code import index, rows
+    from onetool_code.index import database as index
+    from onetool_code.index import rows
 
     with index.connect(project.root, project.db) as con:
         return rows.build(index.file_rows(con), index.chunk_rows(con))
@@ -234,7 +236,7 @@ COMPACTED = textwrap.dedent("""
 def test_a_vector_updated_in_place_is_found_after_a_compaction_renumbers_every_row(project):
     from openai_server import vector_for
 
-    from onetool_code import index
+    from onetool_code.index import database as index
 
     query = "exponential backoff retry"
     first = answer(project, query=query, mode="semantic")

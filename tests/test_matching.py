@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from onetool_code.matching import match_lines, preview, preview_text, tokenize
+from onetool_code.matching import match_lines, preview, preview_text
+from onetool_code.names import match_tokens as tokenize
 
 
 def test_tokenize_basic():

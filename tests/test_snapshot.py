@@ -18,8 +18,10 @@ import pytest
 from conftest import settled
 
 import onetool_code
-from onetool_code import derived, embeddings, live, private_copy
-from onetool_code.derived import STORE
+from onetool_code import embeddings
+from onetool_code.index import live, private_copy
+from onetool_code.index import store as derived
+from onetool_code.index.store import STORE
 
 # A process holding the index read-write, as ChunkHound does while it indexes: it changes one chunk's code, says
 # "ready", and keeps the file until its standard input closes.
@@ -203,7 +205,7 @@ def test_a_file_that_just_changed_is_read_once_it_has_been_quiet(project):
 RACER = textwrap.dedent("""
     import json, sys, time
     import onetool_code
-    from onetool_code.derived import STORE
+    from onetool_code.index.store import STORE
     time.sleep(max(0.0, float(sys.argv[3]) - time.time()))
     answer = onetool_code.search(query="load_config", path=sys.argv[1], base_url=sys.argv[2], format="json")
     print(json.dumps({"builds": STORE.builds, "answer": answer}))
@@ -254,7 +256,7 @@ SUPERSEDE = textwrap.dedent("""
     then = time.time() - 60
     os.utime(sys.argv[1], (then, then))
     import onetool_code
-    from onetool_code import snapshot
+    from onetool_code.index import snapshot
     snapshot.MIN_DELTA_CHUNKS = snapshot.MAX_DELTA_SHARE = 0  # read whole: the new base replaces the old one
     assert onetool_code.search(query="LOAD_CONFIG_NOW", path=sys.argv[2], mode="lexical").startswith("Found ")
 """)
@@ -344,7 +346,7 @@ def test_folders_of_writers_killed_mid_snapshot_are_removed(project):
     """A writer killed with SIGKILL while it writes leaves its private folder: the next publish removes it."""
     code = textwrap.dedent("""
         import os, sys, onetool_code
-        from onetool_code import derived
+        from onetool_code.index import store as derived
         real = derived.shutil.rmtree
         def write_forever(into):
             (into / "half.npy").write_bytes(b"x" * 1000)

@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from onetool_code import cache, index, lexical, rows
-from onetool_code.derived import Signature, set_aside
-from onetool_code.errors import IndexUnreadableError
+from onetool_code.errors import DamagedError, SupersededError
 from onetool_code.hits import FileRow
+from onetool_code.index import database, lexical, rows, vector_cache
+from onetool_code.index.store import Signature, set_aside
 from onetool_code.spans import note
 
 if TYPE_CHECKING:
@@ -49,15 +49,6 @@ DIGEST_BLOCK = 256  # vectors whose digests are compared at a time
 Report = Callable[[str, int, int], None]  # (what is being read, done, total): progress for a person watching
 
 
-class Superseded(IndexUnreadableError):
-    """A newer snapshot was published, and this one's folder removed, while a search was using it."""
-
-
-class Damaged(IndexUnreadableError):
-    """A published snapshot's files are not what was written (a file lost or cut short): it was set aside, and
-    the next search makes it again."""
-
-
 @dataclass(frozen=True, eq=False)
 class Snapshot:
     """One state of one index file: its layout and counts, its rows, its lexical index and every vector set."""
@@ -69,13 +60,13 @@ class Snapshot:
     language_counts: tuple[tuple[str, int, int], ...]
     files: tuple[FileRow, ...]  # the index's file rows, in path order
     chunks: rows.ChunkRows
-    vectors: dict[index.EmbeddingSet, cache.VectorCache]  # in the layout's order
+    vectors: dict[database.EmbeddingSet, vector_cache.VectorCache]  # in the layout's order
     read_seconds: float = 0.0  # how long the index file (or its private copy) was held open to make it
     copy_seconds: float = 0.0  # how long copying the file took, when a writer held it
     built_lexical: lexical.LexicalIndex | None = None  # when it was built here and could not be published
     base: Snapshot | None = None  # the base a delta snapshot joins
     delta: rows.ChunkRows | None = None  # a delta snapshot's own chunks
-    digests: np.ndarray | None = None  # a base's: each chunk row's digest (``index.chunk_ids``), in row order
+    digests: np.ndarray | None = None  # a base's: each chunk row's digest (``database.chunk_ids``), in row order
 
     @functools.cached_property
     def lexical_index(self) -> lexical.LexicalIndex:
@@ -90,9 +81,13 @@ class Snapshot:
             return lexical.load(self.folder / "lexical", self.chunks)
         except (OSError, ValueError, KeyError, TypeError, EOFError) as exc:
             if not (self.folder / "snapshot.json").exists():
-                raise Superseded(f"the index {self.db_path} changed twice while this search ran; search again") from exc
+                raise SupersededError(
+                    f"the index {self.db_path} changed twice while this search ran; search again"
+                ) from exc
             set_aside(self.folder)
-            raise Damaged(f"the snapshot {self.folder} of {self.db_path} is damaged ({exc}); it is made again") from exc
+            raise DamagedError(
+                f"the snapshot {self.folder} of {self.db_path} is damaged ({exc}); it is made again"
+            ) from exc
 
     @property
     def nbytes(self) -> int:
@@ -102,12 +97,12 @@ class Snapshot:
         return held
 
     @property
-    def embedding_sets(self) -> tuple[index.EmbeddingSet, ...]:
+    def embedding_sets(self) -> tuple[database.EmbeddingSet, ...]:
         return tuple(self.vectors)
 
     @property
-    def layout(self) -> index.Layout:
-        return index.Layout(self.db_path, self.embedding_sets)
+    def layout(self) -> database.Layout:
+        return database.Layout(self.db_path, self.embedding_sets)
 
     @property
     def delta_chunks(self) -> int:
@@ -156,7 +151,7 @@ def _alive(alive: np.ndarray | None, count: int) -> np.ndarray:
     return np.ones(count, bool) if alive is None else np.asarray(alive[:count])
 
 
-def _delta_vectors(joined: cache.VectorCache, columns: int) -> cache.VectorCache:
+def _delta_vectors(joined: vector_cache.VectorCache, columns: int) -> vector_cache.VectorCache:
     """The delta's own vectors out of a joined cache (the rows after the base's ``columns``)."""
     assert joined.added is not None
     part = slice(columns, None)
@@ -185,17 +180,17 @@ def read_whole(
     """Every row and vector of the state ``con`` reads; returns the step that makes the snapshot of them, to run
     once ``con`` is closed (it derives the lexical index, the long part, without holding the file)."""
     started = time.perf_counter()
-    layout = index.layout(con, db_path)
-    files = index.file_rows(con)
+    layout = database.layout(con, db_path)
+    files = database.file_rows(con)
     total = sum(f.chunks for f in files)
     report("chunks", 0, total)
-    chunk_rows = index.chunk_rows(con)
-    _, _, digests = index.chunk_ids(con)
+    chunk_rows = database.chunk_rows(con)
+    _, _, digests = database.chunk_ids(con)
     vectors = {}
     for embedding_set in layout.embedding_sets:
         label = f"vectors of {embedding_set.model}"
         report(label, 0, embedding_set.count)
-        vectors[embedding_set] = cache.build(
+        vectors[embedding_set] = vector_cache.build(
             con, db_path, embedding_set, files, lambda done, total, label=label: report(label, done, total)
         )
     held = time.perf_counter() - started
@@ -224,7 +219,7 @@ def _made(
     signature: Signature,
     files: Sequence[FileRow],
     chunks: rows.ChunkRows,
-    vectors: dict[index.EmbeddingSet, cache.VectorCache],
+    vectors: dict[database.EmbeddingSet, vector_cache.VectorCache],
     held: float,
     **parts: object,
 ) -> Snapshot:
@@ -250,17 +245,17 @@ def read_delta(
     is better read whole (another set of vector sets, a delta too large, the lexical drift past its bound)."""
     assert base.base is None
     started = time.perf_counter()
-    layout = index.layout(con, db_path)
+    layout = database.layout(con, db_path)
     kinds = {(s.provider, s.model, s.dims) for s in layout.embedding_sets}
     if kinds != {(s.provider, s.model, s.dims) for s in base.embedding_sets}:
         return None
-    files = index.file_rows(con)
-    ids, file_ids, digests = index.chunk_ids(con)
+    files = database.file_rows(con)
+    ids, file_ids, digests = database.chunk_ids(con)
     alive = _live_rows(base, files, ids, file_ids, digests)
     added = np.setdiff1d(ids, base.chunks.chunk_ids[alive], assume_unique=True)
     if added.size > max(MIN_DELTA_CHUNKS, MAX_DELTA_SHARE * len(base.chunks)):
         return None
-    delta = rows.build(files, index.chunk_rows(con, added))
+    delta = rows.build(files, database.chunk_rows(con, added))
     live_chunks = base.chunks.chunk_ids[alive]
     vectors = {}
     for embedding_set in layout.embedding_sets:
@@ -268,7 +263,9 @@ def read_delta(
         unchanged, present = _live_vectors(con, held, embedding_set)
         live = unchanged & np.isin(held.chunk_ids, live_chunks)
         new = np.setdiff1d(present, held.embedding_ids[live], assume_unique=True)
-        vectors[embedding_set] = held.joined(live, cache.build_of(con, db_path, embedding_set, files, new), files)
+        vectors[embedding_set] = held.joined(
+            live, vector_cache.build_of(con, db_path, embedding_set, files, new), files
+        )
     chunks = base.chunks.joined(alive, delta, files)
     made = _made(
         db_path, target, signature, files, chunks, vectors, time.perf_counter() - started, base=base, delta=delta
@@ -277,7 +274,7 @@ def read_delta(
 
 
 def _live_vectors(
-    con: duckdb.DuckDBPyConnection, held: cache.VectorCache, embedding_set: index.EmbeddingSet
+    con: duckdb.DuckDBPyConnection, held: vector_cache.VectorCache, embedding_set: database.EmbeddingSet
 ) -> tuple[np.ndarray, np.ndarray]:
     """Which of the base's vectors the state still holds unchanged, and every vector id it holds.
 
@@ -289,7 +286,7 @@ def _live_vectors(
     last rows are compared by digest, block by block from its end, until a block is found unchanged (0.8 s per
     80,000 vectors for every digest, against a few milliseconds for one block).
     """
-    ids, places, _ = index.embedding_ids(con, embedding_set)
+    ids, places, _ = database.embedding_ids(con, embedding_set)
     by_id = np.argsort(ids)
     where = by_id[np.clip(np.searchsorted(ids, held.embedding_ids, sorter=by_id), 0, max(ids.size - 1, 0))]
     present = (ids[where] == held.embedding_ids) if ids.size else np.zeros(held.embedding_ids.size, bool)
@@ -314,15 +311,18 @@ def _live_vectors(
 
 
 def _same_digests(
-    con: duckdb.DuckDBPyConnection, held: cache.VectorCache, embedding_set: index.EmbeddingSet, rows: np.ndarray
+    con: duckdb.DuckDBPyConnection,
+    held: vector_cache.VectorCache,
+    embedding_set: database.EmbeddingSet,
+    rows: np.ndarray,
 ) -> np.ndarray:
     """Whether each of these base rows' vectors has the digest it had."""
-    digests = index.embedding_digests(con, embedding_set, held.embedding_ids[rows])
+    digests = database.embedding_digests(con, embedding_set, held.embedding_ids[rows])
     pairs = zip(held.embedding_ids[rows], held.digests[rows], strict=True)
     return np.fromiter((digests.get(int(i)) == int(d) for i, d in pairs), bool, rows.size)
 
 
-def _same(sets: Sequence[index.EmbeddingSet], wanted: index.EmbeddingSet) -> index.EmbeddingSet:
+def _same(sets: Sequence[database.EmbeddingSet], wanted: database.EmbeddingSet) -> database.EmbeddingSet:
     return next(s for s in sets if (s.provider, s.model, s.dims) == (wanted.provider, wanted.model, wanted.dims))
 
 
@@ -348,7 +348,7 @@ def _live_rows(
 def load(target: Path, db_path: Path, bases: Callable[[Path], Snapshot | None]) -> Snapshot | None:
     """A published snapshot, its arrays memory-mapped; None when there is none (or it is torn or foreign, or its
     delta's base is gone). ``bases`` finds a delta's base by its folder. A snapshot whose files are not what was
-    written is set aside (``Damaged``'s rule), so that it is made again, once, rather than read whole forever."""
+    written is set aside (``DamagedError``'s rule), so that it is made again, once, rather than read whole forever."""
     try:
         meta = json.loads((target / "snapshot.json").read_text(encoding="utf-8"))
         if not isinstance(meta, dict) or meta.get("db_path") != str(db_path):
@@ -366,7 +366,7 @@ def _loaded(target: Path, db_path: Path, meta: dict, bases: Callable[[Path], Sna
         if (target / name).stat().st_size != size:
             raise ValueError(f"{name} is {(target / name).stat().st_size} bytes, not {size}")
     files = tuple(map(FileRow.loaded, json.loads((target / "files.json").read_text(encoding="utf-8"))))
-    sets = tuple(index.EmbeddingSet(**s) for s in meta["embedding_sets"])
+    sets = tuple(database.EmbeddingSet(**s) for s in meta["embedding_sets"])
     fields = {
         "db_path": db_path,
         "folder": target,
@@ -379,7 +379,7 @@ def _loaded(target: Path, db_path: Path, meta: dict, bases: Callable[[Path], Sna
     }
     chunks = rows.ChunkRows.load(target / "rows")
     if meta["base"] is None:
-        vectors = {s: cache.load(target / f"vectors-{i}", db_path) for i, s in enumerate(sets)}
+        vectors = {s: vector_cache.load(target / f"vectors-{i}", db_path) for i, s in enumerate(sets)}
         digests = np.load(target / "digests.npy", mmap_mode="r")
         return Snapshot(chunks=chunks, vectors=vectors, digests=digests, **fields)  # type: ignore[arg-type]
     base = bases(target.with_name(meta["base"]))
@@ -390,6 +390,6 @@ def _loaded(target: Path, db_path: Path, meta: dict, bases: Callable[[Path], Sna
     for i, s in enumerate(sets):
         held = base.vectors[_same(base.embedding_sets, s)]
         live = np.load(target / f"vectors-{i}" / "alive.npy")
-        vectors[s] = held.joined(live, cache.load(target / f"vectors-{i}", db_path), files)
+        vectors[s] = held.joined(live, vector_cache.load(target / f"vectors-{i}", db_path), files)
     joined = base.chunks.joined(alive, chunks, files)
     return Snapshot(chunks=joined, vectors=vectors, base=base, delta=chunks, **fields)  # type: ignore[arg-type]

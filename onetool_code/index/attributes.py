@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from onetool_code.derived import heap
 from onetool_code.hits import FileRow
+from onetool_code.index.store import heap
 from onetool_code.schema import Filters
 
 

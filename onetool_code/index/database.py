@@ -29,12 +29,11 @@ from onetool_code import schema
 from onetool_code.errors import IndexLockedError, IndexUnreadableError, ModelNotInIndexError, NotIndexedError
 from onetool_code.hits import FileRow, FileState, Hit
 from onetool_code.reading import is_regular
+from onetool_code.settings import Settings
 
 if TYPE_CHECKING:
     import duckdb
     import numpy as np
-
-    from onetool_code.settings import Settings
 
 # Index files this process has open, by path: ``writer`` must not probe them (see there).
 _OPEN: Counter[str] = Counter()

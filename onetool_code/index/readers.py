@@ -19,12 +19,13 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from onetool_code import index, lexical, ranking, rows
-from onetool_code.derived import STORE, Key, Signature
+from onetool_code import names
 from onetool_code.errors import BadInputError
 from onetool_code.hits import Hit
+from onetool_code.index import database, lexical, rows
+from onetool_code.index.snapshot import Snapshot
+from onetool_code.index.store import STORE, Key, Signature
 from onetool_code.schema import Filters
-from onetool_code.snapshot import Snapshot
 
 if TYPE_CHECKING:
     import duckdb
@@ -35,14 +36,14 @@ CODE_SCAN = 3_000
 
 class Reader(Protocol):
     def semantic(
-        self, embedding_set: index.EmbeddingSet, vectors: np.ndarray, filters: Filters, depth: int
+        self, embedding_set: database.EmbeddingSet, vectors: np.ndarray, filters: Filters, depth: int
     ) -> list[list[Hit]]: ...
 
     def lexical(self, queries: Sequence[str], filters: Filters, depth: int) -> list[list[Hit]]: ...
 
     def regex(self, patterns: Sequence[str], filters: Filters, depth: int) -> list[list[Hit]]: ...
 
-    def defining(self, names: Sequence[str], filters: Filters, depth: int) -> list[Hit]: ...
+    def defining(self, symbols: Sequence[str], filters: Filters, depth: int) -> list[Hit]: ...
 
 
 @dataclass(frozen=True)
@@ -50,25 +51,25 @@ class FromSnapshot:
     snapshot: Snapshot
 
     def semantic(
-        self, embedding_set: index.EmbeddingSet, vectors: np.ndarray, filters: Filters, depth: int
+        self, embedding_set: database.EmbeddingSet, vectors: np.ndarray, filters: Filters, depth: int
     ) -> list[list[Hit]]:
         pages = self.snapshot.vectors[embedding_set].rank(vectors, filters, depth, 0)
         return [self.snapshot.chunks.hits(page) for page in pages]
 
     def lexical(self, queries: Sequence[str], filters: Filters, depth: int) -> list[list[Hit]]:
-        ranked = self.snapshot.lexical_index.rank([lexical.query_tokens(q) for q in queries], filters, depth)
+        ranked = self.snapshot.lexical_index.rank([names.query_tokens(q) for q in queries], filters, depth)
         return [self.snapshot.chunks.hits(page) for page in ranked]
 
     def regex(self, patterns: Sequence[str], filters: Filters, depth: int) -> list[list[Hit]]:
         return [self.snapshot.chunks.regex(pattern, filters, depth) for pattern in patterns]
 
-    def defining(self, names: Sequence[str], filters: Filters, depth: int) -> list[Hit]:
+    def defining(self, symbols: Sequence[str], filters: Filters, depth: int) -> list[Hit]:
         """The code read is that of the chunks holding a name's token, the ``CODE_SCAN`` best by BM25 at most."""
-        scores = self.snapshot.lexical_index.scores([lexical.stem(n) for n in names])
+        scores = self.snapshot.lexical_index.scores([names.stem(n) for n in symbols])
         holding = np.flatnonzero(scores > 0)
         if holding.size > CODE_SCAN:
             holding = holding[np.argpartition(-scores[holding], CODE_SCAN)[:CODE_SCAN]]
-        return self.snapshot.chunks.defining(names, filters, depth, holding)
+        return self.snapshot.chunks.defining(symbols, filters, depth, holding)
 
 
 @dataclass(frozen=True)
@@ -77,21 +78,23 @@ class FromIndex:
     db_path: Path
 
     def semantic(
-        self, embedding_set: index.EmbeddingSet, vectors: np.ndarray, filters: Filters, depth: int
+        self, embedding_set: database.EmbeddingSet, vectors: np.ndarray, filters: Filters, depth: int
     ) -> list[list[Hit]]:
-        return index.with_file_states(self.con, index.semantic(self.con, embedding_set, vectors, filters, depth, 0))
+        return database.with_file_states(
+            self.con, database.semantic(self.con, embedding_set, vectors, filters, depth, 0)
+        )
 
     def lexical(self, queries: Sequence[str], filters: Filters, depth: int) -> list[list[Hit]]:
         """The lexical index lives in this process's memory only, one per state of the file."""
         words = STORE.ensure(
             Key("lexical", str(self.db_path)),
             Signature.of(self.db_path),  # the connection's lock keeps writers out
-            lambda: lexical.build(rows.build(index.file_rows(self.con), index.chunk_rows(self.con))),
+            lambda: lexical.build(rows.build(database.file_rows(self.con), database.chunk_rows(self.con))),
         )
-        ranked = words.rank([lexical.query_tokens(q) for q in queries], filters, depth)
-        found = index.chunks_by_id(self.con, sorted({chunk_id for page in ranked for chunk_id, _ in page}))
-        lists = [[index.hit_from_row(found[chunk_id], score) for chunk_id, score in page] for page in ranked]
-        return index.with_file_states(self.con, lists)
+        ranked = words.rank([names.query_tokens(q) for q in queries], filters, depth)
+        found = database.chunks_by_id(self.con, sorted({chunk_id for page in ranked for chunk_id, _ in page}))
+        lists = [[database.hit_from_row(found[chunk_id], score) for chunk_id, score in page] for page in ranked]
+        return database.with_file_states(self.con, lists)
 
     def regex(self, patterns: Sequence[str], filters: Filters, depth: int) -> list[list[Hit]]:
         """DuckDB's ``regexp_matches`` is RE2: linear in the text, so no pattern can hang a search."""
@@ -100,12 +103,12 @@ class FromIndex:
         lists = []
         for pattern in patterns:
             try:
-                lists.append(index.regex(self.con, pattern, filters, depth))
+                lists.append(database.regex(self.con, pattern, filters, depth))
             except duckdb.InvalidInputException as exc:
                 reason = str(exc).split("Error:", 1)[-1].strip().splitlines()[0][:200]
                 raise BadInputError(f"{rows.NOT_A_PATTERN}: {reason}") from exc
-        return index.with_file_states(self.con, lists)
+        return database.with_file_states(self.con, lists)
 
-    def defining(self, names: Sequence[str], filters: Filters, depth: int) -> list[Hit]:
-        found = index.defining(self.con, names, ranking.definition_lines(names), filters, depth)
-        return index.with_file_states(self.con, [found])[0]
+    def defining(self, symbols: Sequence[str], filters: Filters, depth: int) -> list[Hit]:
+        found = database.defining(self.con, symbols, names.definition_lines(symbols), filters, depth)
+        return database.with_file_states(self.con, [found])[0]

@@ -20,18 +20,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from onetool_code.derived import Signature, cache_root, dead
-from onetool_code.errors import IndexUnreadableError
+from onetool_code.errors import CopyError
+from onetool_code.index.store import Signature, cache_root, dead
 from onetool_code.schema import WAL_SUFFIX
 
 FOLDER = "copies"
 ATTEMPTS = 3  # copies tried before giving up on a file that changes while it is copied
 SPARE_BYTES = 64 << 20  # left free on the cache's file system after a copy
 _FICLONE = 0x40049409  # Linux's ioctl for a copy-on-write clone (btrfs, XFS); ext4 has none
-
-
-class CopyError(IndexUnreadableError):
-    """No consistent copy could be taken (no room, or the file kept changing); the message says which."""
 
 
 @dataclass(frozen=True)

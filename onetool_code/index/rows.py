@@ -22,15 +22,15 @@ from typing import Any
 
 import numpy as np
 
-from onetool_code.derived import heap
 from onetool_code.errors import BadInputError
-from onetool_code.filtering import Attributes
 from onetool_code.hits import FileRow, FileState, Hit
-from onetool_code.ranking import definition_lines
+from onetool_code.index.attributes import Attributes
+from onetool_code.index.store import heap
+from onetool_code.names import PART_SUFFIX, definition_lines
 from onetool_code.schema import Filters
 
 NOT_A_PATTERN = "query is not a valid regular expression (RE2 syntax, no lookaround or backreferences)"
-_PART_SUFFIX = re.compile(rb"(?:_part[0-9]+)+")
+_PART_SUFFIX = re.compile(PART_SUFFIX.encode())  # bytes: ``\d`` is ``[0-9]``
 _ARRAYS = ("chunk_ids", "start_lines", "end_lines", "order")
 
 
@@ -269,7 +269,7 @@ def _tie_break(chunk_ids: np.ndarray, start_lines: np.ndarray, file_codes: np.nd
 
 
 def build(files: Sequence[FileRow], chunks: Sequence[tuple[Any, ...]]) -> ChunkRows:
-    """From ``index.file_rows`` (in path order) and ``index.chunk_rows`` (id, file id, type, symbol, code,
+    """From ``database.file_rows`` (in path order) and ``database.chunk_rows`` (id, file id, type, symbol, code,
     start line, end line; in id order)."""
     position = {f.file_id: i for i, f in enumerate(files)}
     n = len(chunks)
@@ -296,7 +296,7 @@ def build(files: Sequence[FileRow], chunks: Sequence[tuple[Any, ...]]) -> ChunkR
 
 
 def language_counts(files: Sequence[FileRow]) -> tuple[tuple[str, int, int], ...]:
-    """(language, files, chunks), most chunks first: what ``index.language_counts`` answers."""
+    """(language, files, chunks), most chunks first: what ``database.language_counts`` answers."""
     counts: dict[str, list[int]] = {}
     for f in files:
         entry = counts.setdefault(f.language or "unknown", [0, 0])

@@ -32,11 +32,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from onetool_code import index, private_copy, snapshot
-from onetool_code.derived import STORE, Key, Signature, cache_root, folder, machine_lock, publish
-from onetool_code.errors import IndexLockedError, IndexUnreadableError
+from onetool_code.errors import CopyError, IndexLockedError, IndexUnreadableError
+from onetool_code.index import database, private_copy, snapshot
+from onetool_code.index.snapshot import Snapshot
+from onetool_code.index.store import STORE, Key, Signature, cache_root, folder, machine_lock, publish
 from onetool_code.progress import Progress
-from onetool_code.snapshot import Snapshot
 from onetool_code.spans import note
 
 if TYPE_CHECKING:
@@ -87,6 +87,14 @@ def refresh_in_background() -> None:
     _background = True
 
 
+def reset() -> None:
+    """Refresh inline again, and forget finished and running jobs (their threads finish unobserved)."""
+    global _background
+    _background = False
+    with _JOBS_LOCK:
+        _JOBS.clear()
+
+
 def forget(db_path: Path) -> None:
     """Let go of the snapshot this process holds of the file (it turned out damaged): the next view reads it."""
     STORE.discard(Key(KIND, str(db_path)))
@@ -102,7 +110,7 @@ def refreshing(db_path: Path) -> float | None:
 def view(project_root: Path, db_path: Path) -> View:
     """The snapshot of the file's current state (mapped, read now, or waited for), or the last one with a notice
     while the file is being written or refreshed in the background; the "in use" error when there is none."""
-    index.check_file(project_root, db_path)
+    database.check_file(project_root, db_path)
     key = Key(KIND, str(db_path))
     current = _current(key, db_path)
     if current is not None:
@@ -151,7 +159,7 @@ def _refresh(project_root: Path, db_path: Path, key: Key) -> View:
             current = _current(key, db_path)
             if current is not None:
                 return View(current)
-            holder = index.writer(db_path)
+            holder = database.writer(db_path)
             quiet = QUIET_SECONDS if holder is None else COPY_QUIET_SECONDS
             settle = Signature.of(db_path).changed + quiet - time.time()
             if settle > 0:
@@ -164,10 +172,10 @@ def _refresh(project_root: Path, db_path: Path, key: Key) -> View:
             try:
                 return View(_read(project_root, db_path, key, copy=holder is not None))
             except IndexLockedError:
-                if index.writer(db_path) is None:
+                if database.writer(db_path) is None:
                     raise
                 continue  # a writer took the file as it was opened: it is changing again
-            except private_copy.CopyError as exc:
+            except CopyError as exc:
                 last = last or _last(key, db_path)
                 if last is None:
                     raise IndexLockedError(
@@ -189,7 +197,7 @@ def _read(project_root: Path, db_path: Path, key: Key, *, copy: bool) -> Snapsho
                 signature, copy_seconds = taken.signature, taken.seconds
                 con = stack.enter_context(_opened(taken.path))
             else:
-                con = stack.enter_context(index.connect(project_root, db_path))
+                con = stack.enter_context(database.connect(project_root, db_path))
                 signature = Signature.of(db_path)  # the connection's lock keeps writers out: this is the state read
             target = folder(key, signature, snapshot.FORMAT)
             made = None if base is None else snapshot.read_delta(con, db_path, signature, target, base)
@@ -219,10 +227,10 @@ def _opened(copy: Path) -> Iterator[duckdb.DuckDBPyConnection]:
     changes may need the vss extension, never loaded here, in some duckdb versions; 2.0 replays them) leaves the
     last snapshot answering until ChunkHound checkpoints."""
     try:
-        with index.session(copy, read_only=True) as con:
+        with database.session(copy, read_only=True) as con:
             yield con
     except IndexUnreadableError as exc:
-        raise private_copy.CopyError(
+        raise CopyError(
             f"the index's latest changes cannot be read yet (its WAL needs what ChunkHound has not checkpointed: "
             f"{str(exc).split(': ', 1)[-1][:200]})"
         ) from exc
@@ -304,12 +312,12 @@ def _prune() -> None:
 
 
 def _who(pid: int | None) -> str:
-    name = index.process_name(pid) if pid is not None else ""
+    name = database.process_name(pid) if pid is not None else ""
     return f"{name or 'another process'} (PID {pid})"
 
 
 def _being_written(pid: int | None, last: Snapshot) -> str:
-    name = index.process_name(pid) if pid is not None else ""
+    name = database.process_name(pid) if pid is not None else ""
     who = "ChunkHound" if "chunkhound" in name.lower() else (name or "another process")
     return f"the index is being updated by {who} (PID {pid}); this answer is from {_when(last)}"
 

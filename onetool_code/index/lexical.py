@@ -1,4 +1,5 @@
-"""The lexical index: BM25 (bm25s) over identifier-aware tokens, built once per state of an index file.
+"""The lexical index: BM25 (bm25s) over identifier-aware tokens (``names.tokens``), built once per state of an
+index file.
 
 Code is searched by the names in it, so a token is an identifier as written (``load_config``, lowercased) and
 also each of its parts (``load``, ``config``; ``parseOptions`` gives ``parseoptions``, ``parse``, ``options``),
@@ -15,18 +16,17 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from onetool_code.derived import heap
-from onetool_code.filtering import Attributes
-from onetool_code.names import display_name
-from onetool_code.rows import ChunkRows
+from onetool_code.index.attributes import Attributes
+from onetool_code.index.rows import ChunkRows
+from onetool_code.index.store import heap
+from onetool_code.names import defined_name, tokens, word_tokens, words
 from onetool_code.schema import Filters
 
 if TYPE_CHECKING:
@@ -34,52 +34,6 @@ if TYPE_CHECKING:
 
 # bm25s' defaults are Lucene's; k1 = 1.2 is the classic value for short documents such as code chunks.
 K1, B = 1.2, 0.75
-
-_WORD = re.compile(r"[A-Za-z0-9_]+")
-_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
-# The name a chunk defines, from its first lines, when ChunkHound's symbol is a made-up label
-# (``definition_line_144`` for ``export function shallowCopy``): ``def x``, ``function x``, ``class X``, ...,
-# ``a.b.x = function``.
-_DEFINED = re.compile(
-    r"\b(?:def|function\*?|class|interface|type|struct|enum|trait|fn|func|module|record)\s+([A-Za-z_$][\w$]*)|"
-    r"^\s*(?:export\s+)?(?:const|let|var)?\s*(?:[\w$]+\.)*([A-Za-z_$][\w$]*)\s*=\s*(?:async\s+)?function\b",
-    re.MULTILINE,
-)
-
-
-@functools.lru_cache(maxsize=200_000)
-def stem(token: str) -> str:
-    """A token by its English stem (Snowball): a query's "validators" meets the code's ``ValidateStruct``
-    (``valid``), "rendering" ``render``, "dependencies" ``dependency``."""
-    return _stemmer().stemWord(token)
-
-
-@functools.cache
-def _stemmer() -> Any:
-    import Stemmer  # PyStemmer: imported by the first search that tokenises, not by the pack's import
-
-    return Stemmer.Stemmer("english")
-
-
-def word_tokens(word: str) -> list[str]:
-    """``parseHTTPResponse`` -> ``parsehttprespons``, ``pars``, ``http``, ``respons``: the whole identifier and its
-    parts (two characters or more), each by its stem."""
-    whole = word.lower()
-    out = [whole] if len(whole) > 1 else []
-    parts = [p.lower() for piece in word.split("_") for p in _PART.findall(piece)]
-    if len(parts) > 1:
-        out.extend(p for p in parts if len(p) > 1 and p != whole)
-    return [stem(t) for t in out]
-
-
-def tokens(text: str) -> list[str]:
-    """Every token of ``text``, in order, repeats kept (they are term frequencies)."""
-    return [token for word in _WORD.findall(text) for token in word_tokens(word)]
-
-
-def query_tokens(query: str) -> list[str]:
-    """The query's distinct tokens, in order."""
-    return list(dict.fromkeys(tokens(query)))
 
 
 @dataclass(frozen=True, eq=False)
@@ -227,16 +181,6 @@ def _idf(df: int, count: int) -> float:
     return math.log(1 + (count - df + 0.5) / (df + 0.5))
 
 
-def defined_name(symbol: str, chunk_type: str, code: str) -> str:
-    """The name the chunk defines, counted once more in its document so that a definition outranks its uses:
-    ChunkHound's symbol when it is a real name, else the one its first lines define, else nothing."""
-    name = display_name(symbol, chunk_type, "")
-    if name:
-        return name
-    found = _DEFINED.search("\n".join(code.split("\n", 3)[:3]))
-    return next((group for group in found.groups() if group), "") if found else ""
-
-
 def _documents(chunks: ChunkRows) -> tuple[list[list[str]], int]:
     """Every chunk's document (its code's tokens, its defined name's again, its path's), and how many distinct
     words were split (each once)."""
@@ -252,11 +196,11 @@ def _documents(chunks: ChunkRows) -> tuple[list[list[str]], int]:
 
     documents = []
     for file_code, (chunk_type, symbol, code) in zip(chunks.attributes.file_codes, chunks.texts(), strict=True):
-        words = _WORD.findall(code) + _WORD.findall(defined_name(symbol, chunk_type, code))
+        found = words(code) + words(defined_name(symbol, chunk_type, code))
         code_of = int(file_code)
         if code_of not in path_tokens:
             path_tokens[code_of] = path_document(paths[code_of])
-        documents.append([t for word in words for t in parts(word)] + path_tokens[code_of])
+        documents.append([t for word in found for t in parts(word)] + path_tokens[code_of])
     return documents, len(split)
 
 

@@ -3,7 +3,7 @@
 It is part of a snapshot (``snapshot.py``): built once per state of the index file, saved as ``.npy`` files
 and memory-mapped by every search on the machine, so no search holds the index ChunkHound writes.
 
-How a search ranks (``index.semantic`` is the reference, and the answers must not change):
+How a search ranks (``database.semantic`` is the reference, and the answers must not change):
 
 - scores: one float32 vector-matrix product over the L2-normalised vectors (a batch: one matrix product);
 - selection: the (offset + limit)-th best score by a partial sort, plus every row within ``margin(dims)`` of
@@ -34,11 +34,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from onetool_code import index
-from onetool_code.derived import heap
 from onetool_code.errors import IndexUnreadableError
-from onetool_code.filtering import Attributes
 from onetool_code.hits import FileRow
+from onetool_code.index import database
+from onetool_code.index.attributes import Attributes
+from onetool_code.index.store import heap
 from onetool_code.schema import Filters
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ class VectorCache:
     """
 
     db_path: str  # for messages
-    embedding_set: index.EmbeddingSet
+    embedding_set: database.EmbeddingSet
     matrix: np.ndarray  # (dims, rows) float32, unit columns; zero columns for vectors that have no cosine
     chunk_ids: np.ndarray  # int64
     embedding_ids: np.ndarray  # int64, embeddings.id
@@ -96,7 +96,7 @@ class VectorCache:
         return heap(*arrays) + self.attributes.nbytes
 
     def rank(self, vectors: np.ndarray, filters: Filters, limit: int, offset: int) -> list[list[tuple[int, float]]]:
-        """One page of (chunk id, similarity) per query vector, best first, exactly as ``index.semantic``."""
+        """One page of (chunk id, similarity) per query vector, best first, exactly as ``database.semantic``."""
         rows = self.attributes.rows(filters)
         self._check_broken(rows)
         units, scorable = _units(vectors)
@@ -222,7 +222,7 @@ def load(folder: Path, db_path: Path) -> VectorCache:
     meta = json.loads((folder / "vectors.json").read_text(encoding="utf-8"))
     return VectorCache(
         db_path=str(db_path),
-        embedding_set=index.EmbeddingSet(**meta["embedding_set"]),
+        embedding_set=database.EmbeddingSet(**meta["embedding_set"]),
         attributes=Attributes.load(folder),
         build_seconds=float(meta["build_seconds"]),
         **{name: np.load(folder / f"{name}.npy", mmap_mode="r") for name in _ARRAYS},
@@ -247,22 +247,24 @@ def _units(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def build(
     con: duckdb.DuckDBPyConnection,
     db_path: Path,
-    embedding_set: index.EmbeddingSet,
+    embedding_set: database.EmbeddingSet,
     files: Sequence[FileRow],
     progress: Callable[[int, int], None] | None = None,
 ) -> VectorCache:
     """Read one provider/model's vectors through ``con`` (read-only) into a new cache; ``files`` are
-    ``index.file_rows`` of the same connection; ``progress`` hears (vectors read, vectors in all)."""
-    count, low, high = index.vector_extent(con, embedding_set)
+    ``database.file_rows`` of the same connection; ``progress`` hears (vectors read, vectors in all)."""
+    count, low, high = database.vector_extent(con, embedding_set)
     window = max(256, WINDOW_BYTES // (embedding_set.dims * 4))
-    windows = (index.vector_window(con, embedding_set, start, start + window) for start in range(low, high + 1, window))
+    windows = (
+        database.vector_window(con, embedding_set, start, start + window) for start in range(low, high + 1, window)
+    )
     return _assemble(db_path, embedding_set, files, count, window, windows, progress)
 
 
 def build_of(
     con: duckdb.DuckDBPyConnection,
     db_path: Path,
-    embedding_set: index.EmbeddingSet,
+    embedding_set: database.EmbeddingSet,
     files: Sequence[FileRow],
     embedding_ids: np.ndarray,
 ) -> VectorCache:
@@ -270,14 +272,14 @@ def build_of(
     window = max(256, WINDOW_BYTES // (embedding_set.dims * 4))
     ids = np.sort(embedding_ids)
     windows = (
-        index.vectors_by_id(con, embedding_set, ids[start : start + window]) for start in range(0, ids.size, window)
+        database.vectors_by_id(con, embedding_set, ids[start : start + window]) for start in range(0, ids.size, window)
     )
     return _assemble(db_path, embedding_set, files, ids.size, window, windows)
 
 
 def _assemble(
     db_path: Path,
-    embedding_set: index.EmbeddingSet,
+    embedding_set: database.EmbeddingSet,
     files: Sequence[FileRow],
     count: int,
     window: int,

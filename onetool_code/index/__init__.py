@@ -1,0 +1,106 @@
+"""One repository's index state behind one face: ``open(settings)`` gives the ``IndexState`` that engine and
+report ask for a view to search and for status facts; nothing outside this package knows files, folders,
+copies or segments, and nothing outside it imports its modules (``tests/test_layout.py``).
+
+    database.py      ChunkHound's DuckDB file: open late and read-only, run schema's SQL, close; DuckDB errors
+                     become ours
+    store.py         the process store (an entry per state of the file), the cache directory, machine locks
+    attributes.py    each chunk's filter attributes (language, kind, path) as arrays
+    rows.py          the chunk rows a search shows, and regex over their code
+    vector_cache.py  one model's normalised vectors, memory-mapped, ranked by a matrix product
+    lexical.py       the BM25 index over a snapshot's chunks
+    snapshot.py      one state of the file (rows, vectors, lexical index), read whole or as a delta, saved, mapped
+    private_copy.py  a consistent copy of a file a writer holds
+    live.py          which snapshot answers, and when and from where a new state is read (background refresh)
+    readers.py       the three rankings over a snapshot, or over the file itself with snapshots off
+    views.py         what one search reads: a snapshot, or the file itself
+    status.py        what ``status`` learns from the index
+
+The indexer (our one writer, for tests and small projects) opens the file through ``connect``, ``layout`` and
+``session``. The trap: process state lives here (the store, background refreshes); ``reset`` puts it back, for
+tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from onetool_code.errors import DamagedError, SupersededError
+from onetool_code.index import live, status, store
+from onetool_code.index.database import EmbeddingSet, Layout, connect, embedding_set, layout, session
+from onetool_code.index.readers import Reader
+from onetool_code.index.status import Facts, SnapshotInfo
+from onetool_code.index.views import FileView, SnapshotView, View
+from onetool_code.settings import Settings
+from onetool_code.spans import note
+
+__all__ = [
+    "EmbeddingSet",
+    "Facts",
+    "IndexState",
+    "Layout",
+    "Reader",
+    "SnapshotInfo",
+    "View",
+    "connect",
+    "embedding_set",
+    "layout",
+    "open",
+    "refresh_in_background",
+    "reset",
+    "session",
+]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class IndexState:
+    """The index of one project, as its settings locate it."""
+
+    settings: Settings
+
+    def search(self, work: Callable[[View], T]) -> T:
+        """``work`` done on the view a search reads: a snapshot (the file's current state, or the last one with a
+        notice), or the file itself with snapshots off (the reason in the notice, when it is the cache)."""
+        settings = self.settings
+        uncached = store.cache_problem() if settings.cache else None
+        if not settings.cache or uncached is not None:
+            return work(FileView.read(settings.project_root, settings.db_path, uncached))
+        try:
+            return work(self._snapshot_view())
+        except SupersededError:
+            # Another process published the file's new state during this search (the embeddings request is the
+            # long part) and removed this snapshot's folder before its lexical index was loaded: search the new one.
+            note("the snapshot was superseded during the search: searched again in the new one")
+            return work(self._snapshot_view())
+        except DamagedError as exc:
+            note(f"{exc}: searched again")
+            live.forget(settings.db_path)
+            return work(self._snapshot_view())
+
+    def _snapshot_view(self) -> SnapshotView:
+        view = live.view(self.settings.project_root, self.settings.db_path)
+        return SnapshotView(view.snapshot, view.notice)
+
+    def status(self) -> Facts:
+        return status.gather(self.settings.project_root, self.settings.db_path, cache=self.settings.cache)
+
+
+def open(settings: Settings) -> IndexState:
+    """The index state of the project ``settings`` locate (nothing is read until it is asked)."""
+    return IndexState(settings)
+
+
+def refresh_in_background() -> None:
+    """For long-lived hosts (the MCP server, the OneTool pack): a search that finds the index changed starts a
+    refresh in a thread and waits for it at most ``live.FRESH_WAIT_SECONDS``."""
+    live.refresh_in_background()
+
+
+def reset() -> None:
+    """This process's index state as at start (for tests): no snapshot held, refreshes inline."""
+    store.STORE.clear()
+    live.reset()

@@ -1,0 +1,83 @@
+"""Each query's ranked list from the rankings its mode calls for: the reader's semantic, lexical or regex list,
+or, for hybrid, the definitions the query names, its words and its meaning fused with structural priors."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence, Set
+from pathlib import Path
+
+from onetool_code import index, lookup, ranking
+from onetool_code.errors import BadInputError
+from onetool_code.hits import Hit
+from onetool_code.names import query_tokens
+from onetool_code.query_vectors import Semantic
+from onetool_code.request import Request
+from onetool_code.source import SourceFiles
+
+# How deep each list of a hybrid search goes before fusion: deep enough that a definition ranked 60th by one
+# ranking and 5th by the other still meets itself.
+HYBRID_DEPTH = 100
+# ... read that many times deeper, to keep at most PER_FILE hits of each file (``_per_file``).
+WIDEN = 4
+PER_FILE = 10
+
+
+def check_queries(request: Request) -> None:
+    """A lexical query with nothing to search for is a mistake worth saying before anything is read."""
+    if request.mode == "lexical":
+        for query in request.queries:
+            if not query_tokens(query):
+                raise BadInputError(
+                    f"query {query!r} has no word of two or more letters or digits to search for in lexical mode"
+                )
+
+
+def ranked(reader: index.Reader, request: Request, semantic: Semantic | None, project_root: Path) -> list[list[Hit]]:
+    """One ranked list per query, ``_depth`` deep, from the rankings the mode calls for."""
+    depth, filters = _depth(request), request.filters
+    if request.mode == "regex":
+        return reader.regex(request.queries, filters, depth)
+    if request.mode == "semantic":
+        assert semantic is not None
+        return reader.semantic(semantic.embedding_set, semantic.vectors, filters, depth)
+    if request.mode == "lexical":
+        return reader.lexical(request.queries, filters, depth)
+    # Hybrid, or what is left of it without vectors: the priors still put definitions first. Each fused list is
+    # cut to the depth of the other modes' lists, so that a batch fuses the best of each query.
+    deep = max(depth, HYBRID_DEPTH)
+    wide = deep * WIDEN
+    sources = SourceFiles(project_root)
+    named = [lookup.find(reader, sources, query, filters, deep) for query in request.queries]
+    words = reader.lexical(request.queries, filters, wide)
+    meanings = (
+        reader.semantic(semantic.embedding_set, semantic.vectors, filters, wide) if semantic else [[] for _ in words]
+    )
+    lists = []
+    for m, w, query, found in zip(meanings, words, request.queries, named, strict=True):
+        kept = {hit.key for hit in found.hits}
+        m, w = _per_file(m, deep, kept), _per_file(w, deep, kept)
+        lists.append(ranking.hybrid(m, w, query, filters, found.hits, found.qualified)[:depth])
+    return lists
+
+
+def _per_file(hits: Sequence[Hit], depth: int, named: Set[tuple[str, int, int]]) -> list[Hit]:
+    """The first ``depth`` hits, at most ``PER_FILE`` of each file: a big file whose every chunk holds the query's
+    words (Django's ``query.py``, fmt's ``format.h``) must leave room in the list for the other files. The
+    definitions of a name the query writes (``named``) are kept past the cap: gin's ``type Engine`` lives in a
+    file of many chunks that say ``Engine``."""
+    seen: dict[str, int] = {}
+    kept = []
+    for hit in hits:
+        if hit.key in named or seen.get(hit.file_path, 0) < PER_FILE:
+            seen[hit.file_path] = seen.get(hit.file_path, 0) + 1
+            kept.append(hit)
+            if len(kept) == depth:
+                break
+    return kept
+
+
+def _depth(request: Request) -> int:
+    """How many hits of each ranked list to fetch, always from the top: a page is a slice of the whole list, and
+    a duplicate (same path and lines) is recognised only by what ranks above it, earlier pages included. One
+    extra hit tells a single search whether another page exists; a batch is fused, not paged."""
+    return request.limit if request.batch else request.offset + request.limit + 1
