@@ -17,6 +17,9 @@ ROOT_SIDECAR_SUFFIX = ".root.json"
 EMBEDDING_SIDECAR_SUFFIX = ".embedding.json"
 # DuckDB writes uncommitted changes to ``<file>.wal``; a WAL left beside the file changes what a reader sees.
 WAL_SUFFIX = ".wal"
+# ChunkHound 6.1's compaction (PR #339): the file is moved to ``chunks.db.compact_backup``, rebuilt into
+# ``chunks.db.compact_new`` and that renamed into place; until then there is no ``chunks.db``.
+COMPACTION_SUFFIXES = (".compact_backup", ".compact_new")
 
 EMBEDDING_TABLE = re.compile(r"^embeddings_(\d+)$")
 

@@ -375,3 +375,49 @@ def test_a_voyageai_index_answers_semantic_in_chunkhounds_order_and_hybrid_witho
         "the index's record chunks.db.embedding.json",
     )
     assert project.digest() == digest
+
+
+# ChunkHound's own compaction (what `chunkhound index` runs at its fixed boundaries on an index of 50 MB or more):
+# the file moved aside, rebuilt beside it, renamed back into place.
+COMPACT = """
+import sys
+from pathlib import Path
+from chunkhound.providers.database.duckdb_provider import DuckDBProvider
+root = Path(sys.argv[1])
+provider = DuckDBProvider(root / ".chunkhound" / "db" / "chunks.db", base_directory=root)
+provider.connect()
+for _ in range(int(sys.argv[2])):
+    provider.compact_database()
+provider.disconnect()
+"""
+
+
+def test_searches_through_chunkhounds_own_compactions_always_answer(chunkhound, tmp_path):
+    import threading
+
+    from conftest import settled
+
+    root = tmp_path / "project"
+    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".chunkhound"))
+    chunkhound.index_no_embeddings(root)
+    db = settled(root / ".chunkhound" / "db" / "chunks.db")
+    inode = db.stat().st_ino
+
+    def search(**options):
+        return onetool_code.search(query="retry with exponential backoff", path=str(root), format="json", **options)
+
+    before = search()["results"]
+    done: list[subprocess.CompletedProcess[str]] = []
+    compactions = threading.Thread(target=lambda: done.append(chunkhound.run_python(COMPACT, str(root), "15")))
+    compactions.start()
+    answers = []
+    while compactions.is_alive():
+        answers += [search(), search(mode="lexical")]
+    compactions.join()
+    assert done[0].returncode == 0, done[0].stderr[-2000:]
+    assert answers and all("results" in a for a in answers), [a for a in answers if "results" not in a][:1]
+    assert not [a for a in answers if "not indexed" in json.dumps(a)]
+    assert db.stat().st_ino != inode  # the compacted file is a new one
+    settled(db)
+    after = search()  # the compacted file's own state: only the note that this index has no vectors
+    assert after["notice"].startswith("answered by words only") and after["results"] == before

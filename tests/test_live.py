@@ -320,3 +320,53 @@ def test_status_says_who_holds_the_index_when_it_answers_from_a_copy(project, mo
     assert data["snapshot"]["copy_seconds"] > 0 and data["snapshot"]["current"]
     after = onetool_code.status(path=str(project.root), format="json")
     assert after["held_by"] is None
+
+
+def compact_steps(db: Path) -> tuple[Path, Path]:
+    """ChunkHound 6.1's compaction as it moves files: ``chunks.db`` aside first (the rebuild comes later)."""
+    backup, new = (db.with_name(db.name + suffix) for suffix in (".compact_backup", ".compact_new"))
+    db.rename(backup)
+    return backup, new
+
+
+def put_back(db: Path, backup: Path, new: Path) -> None:
+    """The rebuild written beside the file and renamed into place: a new inode; then the backup removed."""
+    new.write_bytes(backup.read_bytes())
+    new.replace(db)
+    backup.unlink()
+    settled(db)
+
+
+def test_a_search_during_a_compaction_answers_from_the_last_snapshot_never_not_indexed(
+    project, sample_index, monkeypatch
+):
+    from onetool_code.index import database
+
+    monkeypatch.setattr(database, "COMPACTION_PATIENCE_SECONDS", 0.5)  # status waits that long, then says why
+    case = {"query": "retry with exponential backoff", "mode": "hybrid"}
+    before = answer(project, **case)
+    backup, new = compact_steps(project.db)
+    during = answer(project, **case)
+    assert during["notice"].startswith("the index is being compacted by ChunkHound; this answer is from the snapshot")
+    assert during["results"] == before["results"]
+    status = onetool_code.status(path=str(project.root))
+    assert status.startswith("Error: the index ") and "is being compacted by ChunkHound" in status
+    # Another project's read prunes the snapshots of index files that are gone: not of one being compacted.
+    answer(sample_index, **case)
+    assert answer(project, **case)["notice"].startswith("the index is being compacted")
+    put_back(project.db, backup, new)
+    after = answer(project, **case)
+    assert "notice" not in after and after["results"] == before["results"]
+
+
+def test_a_search_with_no_snapshot_waits_for_the_compacted_file(project):
+    import threading
+
+    backup, new = compact_steps(project.db)
+    finisher = threading.Timer(0.5, put_back, (project.db, backup, new))
+    finisher.start()
+    try:
+        found = answer(project, query="retry with exponential backoff", mode="lexical")
+    finally:
+        finisher.join()
+    assert found["results"] and "notice" not in found

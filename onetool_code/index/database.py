@@ -17,6 +17,7 @@ import re
 import struct
 import sys
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -149,8 +150,29 @@ def locked(db_path: Path, pid: str, exe: str = "") -> IndexLockedError:
     )
 
 
+# How long a read waits for ChunkHound's compaction to put the rebuilt file in place (0.2 s for a small index; a
+# search with a snapshot does not wait, it answers from the snapshot).
+COMPACTION_PATIENCE_SECONDS = 30.0
+
+
+def compacting(db_path: Path) -> bool:
+    """ChunkHound is compacting the index: the file is missing for now, not gone."""
+    return not db_path.exists() and any(
+        db_path.with_name(db_path.name + suffix).exists() for suffix in schema.COMPACTION_SUFFIXES
+    )
+
+
 def check_file(project_root: Path, db_path: Path) -> None:
-    """The index file exists and is a file: the errors a user can act on, before anything reads it."""
+    """The index file exists and is a file: the errors a user can act on, before anything reads it. While
+    ChunkHound compacts it, waits at most ``COMPACTION_PATIENCE_SECONDS`` for the rebuilt file."""
+    deadline = time.monotonic() + COMPACTION_PATIENCE_SECONDS
+    while compacting(db_path) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if compacting(db_path):
+        raise IndexLockedError(
+            f"the index {db_path} is being compacted by ChunkHound (it is rebuilt beside itself and renamed back "
+            "into place); search again in a moment"
+        )
     if not db_path.exists():
         raise not_indexed(project_root, db_path)
     if db_path.is_dir():

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from onetool_code.errors import CopyError, IndexLockedError, IndexUnreadableError
-from onetool_code.index import database, private_copy, snapshot
+from onetool_code.index import database, private_copy, snapshot, store
 from onetool_code.index.snapshot import Snapshot
 from onetool_code.index.store import STORE, Key, Signature, cache_root, folder, machine_lock, publish
 from onetool_code.progress import Progress
@@ -53,6 +53,8 @@ COPY_QUIET_SECONDS = 0.5
 PATIENCE_SECONDS = 30.0
 # How long a long-lived process's search waits for its background refresh before answering from the last snapshot.
 FRESH_WAIT_SECONDS = 1.0
+# How often a search looks again when the file vanishes while it is read (a compaction moves it aside, then back).
+VANISHED_RETRIES = 3
 # Folders earlier versions of onetool-code wrote to the cache directory.
 _RETIRED = ("vectors", "lexical")
 
@@ -109,9 +111,26 @@ def refreshing(db_path: Path) -> float | None:
 
 def view(project_root: Path, db_path: Path) -> View:
     """The snapshot of the file's current state (mapped, read now, or waited for), or the last one with a notice
-    while the file is being written or refreshed in the background; the "in use" error when there is none."""
-    database.check_file(project_root, db_path)
+    while the file is being written, compacted or refreshed in the background; the "in use" error when there is
+    none."""
+    for _ in range(VANISHED_RETRIES):
+        try:
+            return _view(project_root, db_path)
+        except FileNotFoundError as exc:
+            if not str(exc.filename or "").startswith(str(db_path)):
+                raise
+            # ChunkHound's compaction moved the file aside between two looks at it: look again.
+            note(f"{db_path} was moved while it was read: looked again")
+    return _view(project_root, db_path)
+
+
+def _view(project_root: Path, db_path: Path) -> View:
     key = Key(KIND, str(db_path))
+    if database.compacting(db_path):
+        last = _last(key, db_path)
+        if last is not None:
+            return View(last, f"the index is being compacted by ChunkHound; this answer is from {_when(last)}")
+    database.check_file(project_root, db_path)  # with no snapshot to answer from, waits for the compacted file
     current = _current(key, db_path)
     if current is not None:
         return View(current)
@@ -285,9 +304,8 @@ def _last(key: Key, db_path: Path) -> Snapshot | None:
 def _newest(key: Key, db_path: Path, held: list[Snapshot], *, bases_only: bool) -> Snapshot | None:
     """The newest of the snapshots held and of those published (each folder's ``snapshot.json`` read; only the
     newest one loaded)."""
-    target = folder(key, Signature.of(db_path), snapshot.FORMAT)
     newest: tuple[float, Path] | None = None
-    for place in target.parent.glob(f"{target.name.split('-')[0]}-*"):
+    for place in (cache_root() / key.kind).glob(f"{store.place(key)}-*"):
         with contextlib.suppress(OSError, ValueError, KeyError):
             meta = json.loads((place / "snapshot.json").read_text(encoding="utf-8"))
             wanted = meta["base"] is None or not bases_only
@@ -307,7 +325,8 @@ def _prune() -> None:
         shutil.rmtree(root / retired, ignore_errors=True)
     for meta in (root / KIND).glob("*/snapshot.json"):
         with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
-            if not Path(json.loads(meta.read_text(encoding="utf-8"))["db_path"]).exists():
+            db_path = Path(json.loads(meta.read_text(encoding="utf-8"))["db_path"])
+            if not db_path.exists() and not database.compacting(db_path):
                 shutil.rmtree(meta.parent, ignore_errors=True)
 
 
