@@ -16,6 +16,8 @@ LIBRARY = {
     api.run_search: (*parameters.SEARCH, *parameters.EMBEDDING, parameters.CACHE),
     api.run_batch: (*parameters.SEARCH_BATCH, *parameters.EMBEDDING, parameters.CACHE),
     api.run_status: (*parameters.STATUS, parameters.FORMAT, *parameters.EMBEDDING, parameters.CACHE),
+    api.run_related: (*parameters.RELATED, *parameters.EMBEDDING, parameters.CACHE),
+    api.run_usages: (*parameters.USAGES, *parameters.EMBEDDING, parameters.CACHE),
 }
 
 
@@ -62,6 +64,7 @@ def test_the_library_signatures_are_the_description(function):
     ("batch", (*parameters.SEARCH_BATCH, *parameters.EMBEDDING)),
     ("status", (*parameters.STATUS, parameters.FORMAT, *parameters.EMBEDDING)),
     ("mcp", (*parameters.STATUS, *parameters.EMBEDDING)),
+    ("usages", (*parameters.USAGES, *parameters.EMBEDDING)),
 ])  # fmt: skip
 def test_every_parameter_has_its_flag_with_its_doc(command, described):
     sub = cli.build_parser()._subparsers._group_actions[0].choices[command]
