@@ -393,8 +393,9 @@ def _usages(found: Usages, fmt: str, detailed: bool, shown_files: int) -> str | 
         else:
             out.append(shown(f"{f.path} ({len(f.lines)}): {_ranges([n for n, _ in f.lines])}"))
     if left:
+        files_left = f"{left} file" + ("" if left == 1 else "s")
         out.append(
-            f"Left out to stay within the byte budget: {left} files. For more: include=..., or a larger max_bytes."
+            f"Left out to stay within the byte budget: {files_left}. For more: include=..., or a larger max_bytes."
         )
     return "\n".join(out)
 

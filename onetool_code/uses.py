@@ -89,8 +89,9 @@ def _chunk_rows(settings: Settings) -> tuple[rows.ChunkRows, tuple[tuple[str, in
 
 def _matches(chunks: rows.ChunkRows, identifier: str, filters: Filters) -> list[tuple[str, int, str, int]]:
     """(path, line, the line's text, the column the name starts at) of every whole-identifier occurrence in the
-    chunks within ``filters``; a line held by several chunks comes once per chunk."""
-    pattern = re.compile(rb"(?<![\w$])" + re.escape(identifier.encode()) + rb"(?![\w$])")
+    chunks within ``filters``; a line held by several chunks comes once per chunk. The chunks lie end to end in
+    the blob, so a name's boundaries are checked against its own chunk's ends, not its neighbours' bytes."""
+    needle = identifier.encode()
     kept = chunks.attributes.rows(filters)
     allowed = np.ones(chunks.chunk_ids.size, dtype=bool) if kept is None else np.zeros(chunks.chunk_ids.size, bool)
     if kept is not None:
@@ -101,16 +102,25 @@ def _matches(chunks: rows.ChunkRows, identifier: str, filters: Filters) -> list[
     first = 0
     for blob, ends in chunks.code.parts:
         data = blob.view(np.ndarray)
-        offsets = np.fromiter((m.start() for m in pattern.finditer(data)), np.int64)
+        ends = ends.view(np.ndarray)
+        if not ends.size:
+            continue
+        offsets = np.fromiter((m.start() for m in re.finditer(re.escape(needle), data)), np.int64)
         owners = np.searchsorted(ends, offsets, side="right")
-        for offset, owner in zip(offsets.tolist(), owners.tolist(), strict=True):
+        starts = np.where(owners > 0, ends[np.maximum(owners - 1, 0)], 0)
+        stops = offsets + len(needle)
+        inside = stops <= ends[np.minimum(owners, ends.size - 1)]
+        before = np.where(offsets > starts, data[np.maximum(offsets - 1, 0)], ord(" "))
+        after = np.where(
+            stops < ends[np.minimum(owners, ends.size - 1)], data[np.minimum(stops, data.size - 1)], ord(" ")
+        )
+        whole = inside & ~_WORD[before] & ~_WORD[after] & allowed[first + owners]
+        for offset, owner in zip(offsets[whole].tolist(), owners[whole].tolist(), strict=True):
             row = first + owner
-            if not allowed[row]:
-                continue
-            start = int(ends[owner - 1]) if owner else 0
-            line_start = int(data[start:offset].tobytes().rfind(b"\n")) + 1 + start
-            line_end = data[offset : int(ends[owner])].tobytes().find(b"\n")
-            stop = int(ends[owner]) if line_end < 0 else offset + line_end
+            start, end = (int(ends[owner - 1]) if owner else 0), int(ends[owner])
+            line_start = data[start:offset].tobytes().rfind(b"\n") + 1 + start
+            line_end = data[offset:end].tobytes().find(b"\n")
+            stop = end if line_end < 0 else offset + line_end
             number = int(chunks.start_lines[row]) + data[start:line_start].tobytes().count(b"\n")
             text = data[line_start:stop].tobytes().decode("utf-8", "replace")
             column = len(data[line_start:offset].tobytes().decode("utf-8", "replace"))
@@ -118,6 +128,13 @@ def _matches(chunks: rows.ChunkRows, identifier: str, filters: Filters) -> list[
             found.append((path, number, text, column))
         first += int(ends.size)
     return found
+
+
+# The bytes of an identifier: letters, digits, _ and $ (JavaScript's), and every byte of a non-ASCII character.
+_WORD = np.zeros(256, dtype=bool)
+for _byte in b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$":
+    _WORD[_byte] = True
+_WORD[0x80:] = True
 
 
 def _in_module(path: str, module: str) -> bool:
