@@ -153,3 +153,15 @@ def test_nothing_found_and_bad_names(shop):
         "error": "name 'x y' is not an identifier: give one, bare or qualified (bulk_create, QuerySet.bulk_create, "
         "timezone.now)"
     }
+
+
+def test_lines_are_read_from_the_files_so_none_outside_a_chunk_is_missed(project):
+    """ChunkHound leaves lines between its chunks, and no chunk at all of some files: the files are read whole."""
+    root = project.root
+    with (root / "src/bookshelf/retry.py").open("a") as f:
+        f.write("\nDELAYS = list(backoff_delays(0.1, 2.0, 1.0, 3))\n")
+    answer = onetool_code.usages(name="backoff_delays", path=str(root), format="json")
+    lines = (root / "src/bookshelf/retry.py").read_text().splitlines()
+    assert answer["files"] == [
+        {"path": "src/bookshelf/retry.py", "kind": "code", "count": 2, "lines": [44, len(lines)]},
+    ]
