@@ -157,7 +157,9 @@ def run_related(
         s.add(limit=req.limit, filters=_describe_filters(req))
         ranked = similar.run(resolved, req, file, line)
         s.add(resultCount=len(ranked.hits))
-        results, next_offset = shaping.fill(ranked.hits, req, resolved.project_root, ranked.next_offset)
+        # No words were asked for: no line of a hit is a match to list (the echo keeps the place).
+        wordless = replace(req, queries=("",))
+        results, next_offset = shaping.fill(ranked.hits, wordless, resolved.project_root, ranked.next_offset)
         return formatting.render_search(results, req, next_offset, ranked.notice)
 
 

@@ -123,3 +123,17 @@ def test_each_doc_states_the_range_and_choices(p):
     for value in p.choices:
         assert f'"{value}"' in p.doc
     assert "\n" not in p.doc and p.doc.endswith(".")
+
+
+def test_when_to_call_us_is_short_and_said_where_agents_read_it(capsys):
+    """Every byte is in every conversation: a few lines, saying when (words, unknown names) and when not (grep)."""
+    assert len(parameters.WHEN.encode()) < 450
+    assert "grep" in parameters.WHEN and "Read" in parameters.WHEN
+    assert cli.main(["--help"]) == 0
+    assert " ".join(parameters.WHEN.split()) in " ".join(capsys.readouterr().out.split())
+    search_doc = inspect.getdoc(pack.search).split("\n\nArgs:")[0]
+    assert "rather than grep or glob" in search_doc and "Read next" in search_doc
+    for name in ("related", "usages"):
+        assert "No API key" in inspect.getdoc(getattr(pack, name)) or "no API key" in inspect.getdoc(
+            getattr(pack, name)
+        )

@@ -73,6 +73,7 @@ def test_no_embeddings_request_is_made(sample_index, server):
     before = len(server.requests)
     answer = onetool_code.related(**PLACE, path=str(sample_index.root), base_url="http://127.0.0.1:9/v1", limit=3)
     assert answer.startswith("Found ") and "for: like src/bookshelf/retry.py:40" in answer.splitlines()[0]
+    assert "matches:" not in answer  # no words were asked for: no line is listed as matching them
     assert len(server.requests) == before
 
 
