@@ -8,13 +8,15 @@
 - **usages**: 10 names, bare and qualified, against ``rg -w`` over the same files (those in the index). Two
   measures:
 
-  - *rg's files*: the files where ``rg -w -F NAME`` matches a line that does not define the name (the issue's
-    measure; for a qualified name NAME is written as given, ``timezone.now``), and how many of them we list.
+  - *rg's files*: ``rg -w -F NAME`` (a qualified name written as given, ``timezone.now``); those where it matches
+    only lines that define the name are rg's false files by the issue's measure; the others (A) are what we must
+    find (at least 95%).
   - *true files*: whether a listed file really uses the name, judged independently of both: for a Python file,
     its syntax tree (a ``Name`` or ``Attribute`` of the identifier, or its import; for ``module.name``, that
     attribute of ``module`` or the bare name imported from a module of that name; a ``def``/``class`` of it is a
-    definition), for another file, a line naming it that does not define it. A listed file that is not true is a
-    *false file*; rg's are counted over ``rg -w -F IDENTIFIER``, what an agent would run for the bare name.
+    definition; a comment or a docstring is not a use), for another file, a line naming it that does not define
+    it. A listed file that is not true is a *false file*; rg's are counted over ``rg -w -F IDENTIFIER``, what an
+    agent would run for the bare name.
 
 Run from the repository root::
 
@@ -140,10 +142,10 @@ def usages(root: Path) -> None:
     indexed = {f.path for f in live.view(resolved.project_root, resolved.db_path).snapshot.files}
     print("## usages: 10 names against rg -w over the same files\n")
     print(
-        "| name | rg's files (non-definition lines) | ours of them | true files | ours true | ours false "
-        "| rg -w identifier: files | rg true | rg false | ms |"
+        "| name | rg -w NAME: files | of them definitions only | rg's files with another line (A) | ours "
+        "| ours of A | true files | ours of them | ours false | rg -w identifier: false | ms |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for written in NAMES:
         *before, identifier = written.split(".")
         near = before[-1] if before else None
@@ -158,8 +160,8 @@ def usages(root: Path) -> None:
         bare = _rg(root, identifier, indexed)
         true = {path for path in bare if _truly_uses(root, path, bare[path], name)}
         print(
-            f"| `{written}` | {len(rg_files)} | {_share(ours & rg_files, rg_files)} | {len(true)} "
-            f"| {_share(ours & true, true)} | {len(ours - true)} | {len(bare)} | {len(bare.keys() & true)} "
+            f"| `{written}` | {len(literal)} | {len(literal) - len(rg_files)} | {len(rg_files)} | {len(ours)} "
+            f"| {_share(ours & rg_files, rg_files)} | {len(true)} | {_share(ours & true, true)} | {len(ours - true)} "
             f"| {len(bare.keys() - true)} | {elapsed:.0f} |"
         )
 

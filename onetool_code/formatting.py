@@ -347,12 +347,17 @@ def render_usages(found: Usages, fmt: str, max_bytes: int) -> str | dict[str, An
     line with its count and line numbers; files are dropped from the end (docs, then tests) to fit the budget,
     and the last line says how many."""
     detailed = found.count <= USES_DETAILED
-    shown_files = len(found.files)
-    while True:
-        answer = _usages(found, fmt, detailed, shown_files)
-        if _size(answer) <= max_bytes or shown_files == 0:
-            return answer
-        shown_files -= 1
+    answer = _usages(found, fmt, detailed, len(found.files))
+    if _size(answer) <= max_bytes:
+        return answer
+    low, high = 0, len(found.files) - 1  # the most files that fit: a common name is in thousands of files
+    while low < high:
+        middle = (low + high + 1) // 2
+        if _size(_usages(found, fmt, detailed, middle)) <= max_bytes:
+            low = middle
+        else:
+            high = middle - 1
+    return _usages(found, fmt, detailed, low)
 
 
 USES_DETAILED = 20  # uses shown line by line; past that, counts and line numbers per file
