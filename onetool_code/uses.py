@@ -19,14 +19,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from onetool_code import derived, index, live, rows
+from onetool_code import derived, index, live, lookup, retrievers, rows
 from onetool_code.engine import check_languages
 from onetool_code.errors import BadInputError
-from onetool_code.hits import KINDS, FileRow, FileUses, Usages
+from onetool_code.hits import KINDS, FileRow, FileUses, Hit, Usages
 from onetool_code.ranking import definition_lines, is_doc, is_test
 from onetool_code.schema import Filters
 from onetool_code.settings import Settings
 from onetool_code.source import SourceFiles, Unread
+
+RESOLVED_DEPTH = 50  # definitions of the name looked at to name the meant ones first
 
 
 @dataclass(frozen=True)
@@ -51,9 +53,9 @@ class _Name:
 def find(settings: Settings, written: str, filters: Filters) -> Usages:
     """Every use of ``written`` in the index's files, within ``filters``."""
     name = _Name.of(written)
-    files, counts = _files(settings)
-    check_languages(counts, filters)
     sources = SourceFiles(settings.project_root)
+    files, counts, resolved = _index_view(settings, sources, written)
+    check_languages(counts, filters)
     pattern = re.compile(rf"(?<![\w$]){re.escape(name.identifier)}(?![\w$])")
     defining = re.compile(definition_lines([name.identifier.lower()]))
     by_file: list[FileUses] = []
@@ -70,19 +72,36 @@ def find(settings: Settings, written: str, filters: Filters) -> Usages:
         if used:
             by_file.append(FileUses(f.path, _kind(f.path, f.language), tuple(used)))
     by_file.sort(key=lambda u: (KINDS.index(u.kind), u.path))
+
+    def meant(place: tuple[str, int]) -> bool:
+        return any(hit.file_path == place[0] and hit.start_line <= place[1] <= hit.end_line for hit in resolved)
+
+    definitions.sort(key=lambda place: (not meant(place), place))
     return Usages(written, tuple(by_file), tuple(definitions))
 
 
-def _files(settings: Settings) -> tuple[Sequence[FileRow], Sequence[tuple[str, int, int]]]:
-    """The index's files (in path order) and its language counts: the snapshot's, or the file's own with snapshots
-    off. Only these files are read: the project's code as the index knows it, not its build output or vendored
-    copies."""
+def _index_view(
+    settings: Settings, sources: SourceFiles, written: str
+) -> tuple[Sequence[FileRow], Sequence[tuple[str, int, int]], list[Hit]]:
+    """The index's files (in path order), its language counts, and the definitions ``search`` resolves the name to:
+    the snapshot's, or the file's own with snapshots off. Only these files are read: the project's code as the
+    index knows it, not its build output or vendored copies."""
     if settings.cache and derived.cache_problem() is None:
         held = live.view(settings.project_root, settings.db_path).snapshot
-        return held.files, held.language_counts
+        return held.files, held.language_counts, _resolved(retrievers.FromSnapshot(held), sources, written)
     with index.connect(settings.project_root, settings.db_path) as con:
         files = index.file_rows(con)
-    return files, rows.language_counts(files)
+        resolved = _resolved(retrievers.FromIndex(con, settings.db_path), sources, written)
+    return files, rows.language_counts(files), resolved
+
+
+def _resolved(reader: retrievers.Reader, sources: SourceFiles, written: str) -> list[Hit]:
+    """The definitions ``search`` puts first for the name (``lookup``): those meeting its qualifiers, else the
+    first tier (declarations, source before tests); the answer names them first among those it left out."""
+    found = lookup.find(reader, sources, written, Filters(), RESOLVED_DEPTH)
+    if found.qualified:
+        return [hit for hit in found.hits if hit.key in found.qualified]
+    return [hit for hit in found.hits if hit.score == 1.0]
 
 
 def _kept(f: FileRow, filters: Filters) -> bool:
