@@ -165,3 +165,16 @@ def test_lines_are_read_from_the_files_so_none_outside_a_chunk_is_missed(project
     assert answer["files"] == [
         {"path": "src/bookshelf/retry.py", "kind": "code", "count": 2, "lines": [44, len(lines)]},
     ]
+
+
+def test_the_definition_search_resolves_the_name_to_is_named_first(tmp_path):
+    """``clock.now``: of the definitions left out, the one in ``clock`` comes first, as ``search`` resolves it."""
+    root = tmp_path / "two"
+    (root / "aaa").mkdir(parents=True)
+    (root / "aaa" / "other.py").write_text("def now():\n    return 0\n")
+    (root / "clock.py").write_text("def now():\n    return 1\n")
+    (root / "main.py").write_text("import clock\n\nprint(clock.now())\n")
+    build_index(root, None, embeddings=False)
+    assert onetool_code.usages(name="clock.now", path=str(root)).splitlines()[0] == (
+        "1 use of clock.now in 1 file (definitions left out: clock.py:1, aaa/other.py:1)"
+    )
