@@ -85,7 +85,7 @@ def instructions(name: str) -> str:
     """What ``agents NAME`` prints: where the lines go and why, then the lines."""
     agent = _agent(name)
     why = agent.why.format(name=name.capitalize())
-    return f"# For {agent.file} ({why}); `--write` adds it there.\n\n{section()}"
+    return f"# For {agent.file} ({why}); `--write` adds it there.\n\n{agent.header}{section()}"
 
 
 def write(name: str, path: str | None) -> str:

@@ -96,5 +96,6 @@ def test_the_printed_instructions_say_where_they_go_and_give_the_command_line():
     assert printed.endswith(agents.section())
     assert f"{agents.command()} search --like" in printed and f"{agents.command()} usages" in printed
     assert len(agents.section().encode()) < 1200  # in every conversation: short
+    assert agents.instructions("cursor").endswith("alwaysApply: true\n---\n" + agents.section())
     with pytest.raises(BadInputError, match="unknown agent 'vim'; known: claude, codex"):
         agents.instructions("vim")
