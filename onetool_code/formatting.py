@@ -362,6 +362,7 @@ def render_usages(found: Usages, fmt: str, max_bytes: int) -> str | dict[str, An
 
 USES_DETAILED = 20  # uses shown line by line; past that, counts and line numbers per file
 USE_LINE_CHARS = 120
+USE_NUMBERS_SHOWN = 12  # line numbers per file in a long list: a test module may use a name hundreds of times
 DEFINITIONS_NAMED = 3
 
 
@@ -396,7 +397,9 @@ def _usages(found: Usages, fmt: str, detailed: bool, shown_files: int) -> str | 
             out.append(shown(f.path))
             out.extend(shown(f"{INDENT}{n}: {_cut(text.strip(), USE_LINE_CHARS)}") for n, text in f.lines)
         else:
-            out.append(shown(f"{f.path} ({len(f.lines)}): {_ranges([n for n, _ in f.lines])}"))
+            numbers = [n for n, _ in f.lines]
+            more = ", ..." if len(numbers) > USE_NUMBERS_SHOWN else ""
+            out.append(shown(f"{f.path} ({len(numbers)}): {_ranges(numbers[:USE_NUMBERS_SHOWN])}{more}"))
     if left:
         files_left = f"{left} file" + ("" if left == 1 else "s")
         out.append(

@@ -132,6 +132,10 @@ def test_a_long_list_gives_counts_and_line_numbers_within_the_budget(tmp_path):
     )
     everything = onetool_code.usages(name="helper", path=str(root), max_bytes=100_000)
     assert len(everything.splitlines()) == 41
+    (root / "mod_00.py").write_text("from util import helper\n" + "helper(1)\n" * 30)
+    assert onetool_code.usages(name="helper", path=str(root), max_bytes=100_000).splitlines()[1] == (
+        "mod_00.py (31): 1-12, ..."
+    )
 
 
 def test_the_snapshot_and_the_index_file_give_the_same_answer(sample_index):
