@@ -16,8 +16,10 @@ from onetool_code import derived, index, live, ranking, retrievers
 from onetool_code.engine import Ranked, check_languages, embedding_set
 from onetool_code.errors import BadInputError, ModelNotInIndexError
 from onetool_code.hits import Hit
+from onetool_code.placement import file_range
 from onetool_code.request import Request
 from onetool_code.settings import Settings
+from onetool_code.source import FileText, SourceFiles, Unread
 
 
 def indexed_path(project_root: Path, file: str) -> str:
@@ -36,35 +38,55 @@ def indexed_path(project_root: Path, file: str) -> str:
 
 
 def run(settings: Settings, request: Request, file: str, line: int) -> Ranked:
-    """The page of chunks most like the chunk at ``file``:``line`` (the smallest holding that line)."""
+    """The page of chunks most like the chunk at ``file``:``line`` (the smallest holding that line, in the file's
+    own numbers, as answers show them)."""
     path = indexed_path(settings.project_root, file)
+    text = SourceFiles(settings.project_root).read(path)
     depth = request.offset + request.limit + 2  # one more to tell a next page, one for the chunk itself
     if settings.cache and derived.cache_problem() is None:
         view = live.view(settings.project_root, settings.db_path)
         held = view.snapshot
         chosen = embedding_set(held.layout, settings)
         check_languages(held.language_counts, request.filters)
-        vectors = held.vectors[chosen]
-        holding = held.chunks.holding(path, line)
-        if not holding and path not in held.chunks.attributes.paths:
+        if path not in held.chunks.attributes.paths:
             raise _not_indexed(path)
-        chunk_id, vector = _first_with_vector(path, line, [h.chunk_id for h in holding], vectors.vector_of, chosen)
+        holding = _holding(lambda n: held.chunks.holding(path, n), text, line)
+        vectors = held.vectors[chosen]
+        chunk_id, vector = _first_with_vector(path, line, holding, vectors.vector_of, chosen)
         listed = retrievers.FromSnapshot(held).semantic(chosen, vector[np.newaxis], request.filters, depth)[0]
         notice = view.notice
     else:
         with index.connect(settings.project_root, settings.db_path) as con:
             chosen = embedding_set(index.layout(con, settings.db_path), settings)
             check_languages(index.language_counts(con), request.filters)
-            ids = index.chunks_holding(con, path, line)
-            if ids is None:
+            if index.chunks_holding(con, path, line) is None:
                 raise _not_indexed(path)
+
+            def hits_at(number: int) -> list[Hit]:
+                found = index.chunks_by_id(con, index.chunks_holding(con, path, number) or [])
+                return [index.hit_from_row(row, 1.0) for row in found.values()]
+
+            holding = _holding(hits_at, text, line)
             chunk_id, vector = _first_with_vector(
-                path, line, ids, lambda chunk: index.vector_of(con, chosen, chunk), chosen
+                path, line, holding, lambda chunk: index.vector_of(con, chosen, chunk), chosen
             )
             reader = retrievers.FromIndex(con, settings.db_path)
             listed = reader.semantic(chosen, vector[np.newaxis], request.filters, depth)[0]
         notice = None
     return _page(request, [hit for hit in listed if hit.chunk_id != chunk_id], notice)
+
+
+def _holding(hits_at: Callable[[int], list[Hit]], text: FileText | Unread, line: int) -> list[int]:
+    """The ids of the chunks whose lines hold the file's line ``line``, the smallest first. ChunkHound numbers a
+    file's lines without its leading blank ones, our indexer does not: each chunk at either number is placed in
+    the file as answers place it (``placement.file_range``)."""
+    if isinstance(text, Unread):
+        return [hit.chunk_id for hit in hits_at(line)]
+    found = {hit.chunk_id: hit for number in dict.fromkeys((line, text.to_chunkhound(line))) for hit in hits_at(number)}
+    placed = {chunk_id: file_range(hit, text) for chunk_id, hit in found.items()}
+    held = [hit for hit in found.values() if placed[hit.chunk_id][0] <= line <= placed[hit.chunk_id][1]]
+    held.sort(key=lambda hit: (hit.end_line - hit.start_line, hit.start_line, hit.chunk_id))
+    return [hit.chunk_id for hit in held]
 
 
 def _first_with_vector(

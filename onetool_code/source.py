@@ -11,6 +11,7 @@ maps ChunkHound's numbers onto the file's.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +47,14 @@ class FileText:
         if self.chunkhound_lines is not None:
             index = self.chunkhound_lines[min(max(index, 1), len(self.chunkhound_lines)) - 1]
         return min(max(index, 1), max(len(self.lines), 1))
+
+    def to_chunkhound(self, line: int) -> int:
+        """ChunkHound's number of the file's line ``line``: the inverse of ``from_chunkhound`` (a file line that a
+        lone ``\r`` split is its first part), at least 1."""
+        index = line
+        if self.chunkhound_lines is not None:
+            index = bisect.bisect_left(self.chunkhound_lines, line) + 1
+        return max(index - self.shift, 1)
 
 
 def split_lines(text: str) -> tuple[str, ...]:

@@ -7,7 +7,7 @@ import json
 import duckdb
 import numpy as np
 import pytest
-from conftest import build_index
+from conftest import build_index, settled
 
 import onetool_code
 from onetool_code import index, request, schema, settings, similar
@@ -150,3 +150,33 @@ def test_the_chosen_chunk_is_the_smallest_holding_the_line(sample_index):
     assert len(ids) >= 2 and [spans[c] for c in ids] == sorted(spans.values())
     chunk_id, _, _ = chunk_at(sample_index.db, **PLACE)
     assert chunk_id == ids[0] and chosen.dims == 1536
+
+
+def related_chunk_ids(root, line: int) -> set[int]:
+    """Every chunk ``related`` lists for ``src/bookshelf/retry.py:line`` (all but the one it starts from)."""
+    resolved = settings.resolve(path=str(root))
+    req = request.parse(
+        queries="like", batch=False, limit=100, offset=0, language=None, chunk_type=None, include=None,
+        exclude=None, expand=None, mode="semantic", content=None, format=None, max_bytes=None, default_limit=10,
+        default_max_bytes=5000,
+    )  # fmt: skip
+    return {hit.chunk_id for hit in similar.run(resolved, req, "src/bookshelf/retry.py", line).hits}
+
+
+@pytest.mark.parametrize("numbering", ["the file's own", "chunkhound's"])
+def test_a_line_is_the_files_own_whichever_way_the_index_numbers_it(project, numbering):
+    """``retry.py`` starts with three blank lines, which ChunkHound does not number (our indexer does): line 28,
+    the last of ``backoff_delays``, is that function's chunk either way."""
+    con = duckdb.connect(str(project.db))
+    try:
+        (chunk_id,) = con.execute("SELECT id FROM chunks WHERE symbol = 'backoff_delays'").fetchone()
+        if numbering == "chunkhound's":
+            con.execute(
+                "UPDATE chunks SET start_line = start_line - 3, end_line = end_line - 3 WHERE file_id = "
+                "(SELECT id FROM files WHERE path = 'src/bookshelf/retry.py')"
+            )
+    finally:
+        con.close()
+    settled(project.db)
+    assert chunk_id not in related_chunk_ids(project.root, 28)  # it is where related starts
+    assert chunk_id in related_chunk_ids(project.root, 33)  # from def retry, it is one of the others
