@@ -284,7 +284,7 @@ def make_snapshot(root: Path, base_url: str) -> str:
     """The snapshot of the index, made now in a fresh process if the cache directory has none: how long it took."""
     code = (
         "import sys, time; started = time.perf_counter()\n"
-        "from onetool_code import live, settings\n"
+        "from onetool_code import settings\nfrom onetool_code.index import live\n"
         "s = settings.resolve(path=sys.argv[1], base_url=sys.argv[2])\n"
         "held = live.view(s.project_root, s.db_path).snapshot\n"
         "print(f'{time.perf_counter() - started:.1f} s in a fresh process (the index held {held.read_seconds:.1f} s)')"

@@ -1,5 +1,5 @@
-"""The library's three functions and their single error boundary: ``search``, ``search_batch`` and ``status``
-return text (or JSON data) and never raise; ``run_*`` are the same functions, raising.
+"""The library's functions and their single error boundary: ``search``, ``search_batch``, ``status``, ``related``
+and ``usages`` return text (or JSON data) and never raise; ``run_*`` are the same functions, raising.
 
 Bad input, a missing or locked index, a missing key or a failed embeddings request all come back as
 ``Error: ...`` (``{"error": ...}`` with ``format="json"``/``"compact"``). An unexpected exception comes back as
@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from onetool_code import engine, formatting, report, request, settings, shaping
+from onetool_code import engine, formatting, report, request, settings, shaping, similar, uses
 from onetool_code.errors import OneToolCodeError
 from onetool_code.spans import Span, span
 
@@ -122,6 +122,77 @@ def _answer(s: Span, resolved: settings.Settings, req: request.Request) -> Resul
     return formatting.render_search(results, req, next_offset, ranked.notice)
 
 
+def run_related(
+    *,
+    file: str,
+    line: int,
+    path: str | None = None,
+    db: str | None = None,
+    limit: int | None = None,
+    offset: int = 0,
+    language: str | None = None,
+    chunk_type: str | None = None,
+    include: str | None = None,
+    exclude: str | None = None,
+    expand: int | None = None,
+    content: str = "auto",
+    format: str = "text",
+    max_bytes: int | None = None,
+    provider: str | None = None,
+    model: str | None = None,
+    base_url: str | None = None,
+    cache: bool | None = None,
+    host: settings.OneToolHost | None = None,
+) -> Result:
+    """The code most like the chunk at ``file``:``line``, by its stored vector: no embeddings request."""
+    with span("code.related", file=file, line=line) as s:
+        resolved = _resolve(s, path, db, provider, model, base_url, cache, host)
+        file, line = request.place(file, line)
+        file = similar.indexed_path(resolved.project_root, file)
+        req = request.parse(
+            queries=f"like {file}:{line}", batch=False, limit=limit, offset=offset, language=language,
+            chunk_type=chunk_type, include=include, exclude=exclude, expand=expand, mode="semantic", content=content,
+            format=format, max_bytes=max_bytes, default_limit=resolved.limit, default_max_bytes=resolved.max_bytes,
+        )  # fmt: skip
+        s.add(limit=req.limit, filters=_describe_filters(req))
+        ranked = similar.run(resolved, req, file, line)
+        s.add(resultCount=len(ranked.hits))
+        # No words were asked for: no line of a hit is a match to list (the echo keeps the place).
+        wordless = replace(req, queries=("",))
+        results, next_offset = shaping.fill(ranked.hits, wordless, resolved.project_root, ranked.next_offset)
+        return formatting.render_search(results, req, next_offset, ranked.notice)
+
+
+def run_usages(
+    *,
+    name: str,
+    path: str | None = None,
+    db: str | None = None,
+    language: str | None = None,
+    include: str | None = None,
+    exclude: str | None = None,
+    format: str = "text",
+    max_bytes: int | None = None,
+    provider: str | None = None,
+    model: str | None = None,
+    base_url: str | None = None,
+    cache: bool | None = None,
+    host: settings.OneToolHost | None = None,
+) -> Result:
+    """Where ``name`` is used in the index, by file, its definitions left out: no embeddings request."""
+    with span("code.usages", usage=name) as s:
+        resolved = _resolve(s, path, db, provider, model, base_url, cache, host)
+        written = request.name(name)
+        req = request.parse(
+            queries=written, batch=False, limit=None, offset=None, language=language, chunk_type=None,
+            include=include, exclude=exclude, expand=None, mode="lexical", content=None, format=format,
+            max_bytes=max_bytes, default_limit=resolved.limit, default_max_bytes=resolved.max_bytes,
+        )  # fmt: skip
+        found = uses.find(resolved, written, req.filters)
+        s.add(uses=found.count, files=len(found.files))
+        return formatting.render_usages(found, req.format, req.max_bytes)
+
+
 def run_status(
     *,
     path: str | None = None,
@@ -210,3 +281,5 @@ def _boundary(run: Callable[..., Result], name: str) -> Callable[..., Result]:
 search = _boundary(run_search, "search")
 search_batch = _boundary(run_batch, "search_batch")
 status = _boundary(run_status, "status")
+related = _boundary(run_related, "related")
+usages = _boundary(run_usages, "usages")

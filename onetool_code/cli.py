@@ -1,4 +1,4 @@
-"""The command line: ``python -m onetool_code status|search|batch|index|mcp|pack-path``.
+"""The command line: ``python -m onetool_code status|search|batch|usages|index|mcp|agents|pack-path``.
 
 The only module that writes to stdout/stderr. Results go to stdout through the one formatter; errors go to
 stderr as one ``Error: ...`` line. Exit codes: 0 success (no results included), 1 an error, 2 bad usage.
@@ -10,13 +10,14 @@ import argparse
 import logging
 import os
 import sys
+import textwrap
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn
 
-from onetool_code import api, formatting, parameters
-from onetool_code.errors import OneToolCodeError
+from onetool_code import agents, api, formatting, parameters
+from onetool_code.errors import BadInputError, OneToolCodeError
 from onetool_code.spans import LOGGER_NAME
 
 EXAMPLES = """examples:
@@ -25,6 +26,9 @@ EXAMPLES = """examples:
   python -m onetool_code search "retry backoff" --language go --exclude "test|mock" --format json
   python -m onetool_code search "load_config" --mode lexical --content always --expand 5
   python -m onetool_code batch "auth logic|token refresh|session expiry" --limit 8
+  python -m onetool_code search --like src/auth/tokens.py:42 --exclude test
+  python -m onetool_code usages QuerySet.bulk_create
+  python -m onetool_code agents claude --write
   python -m onetool_code index ~/src/myproject --no-embeddings
   python -m onetool_code mcp --path ~/src/myproject
   python -m onetool_code pack-path
@@ -65,19 +69,29 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = _Parser(
         prog="python -m onetool_code",
-        description="Read-only semantic and lexical search over ChunkHound code indexes.",
+        description="Read-only semantic and lexical search over ChunkHound code indexes.\n\n"
+        + textwrap.fill(parameters.WHEN, 100),
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
     commands.add_parser("status", parents=[common, no_cache], help="what the index holds and whether it is in use")
     search = commands.add_parser("search", parents=[common, searching, no_cache], help="search with one query")
-    search.add_argument("query", help=parameters.QUERY.doc)
+    search.add_argument("query", nargs="?", help=parameters.QUERY.doc)
     _flags(search, parameters.OFFSET)
+    search.add_argument(
+        "--like", metavar="FILE:LINE", help="instead of a query: code like the chunk at FILE:LINE, by its stored "
+        "vector (no embeddings request)",
+    )  # fmt: skip
     batch = commands.add_parser(
         "batch", parents=[common, searching, no_cache], help="several |-separated queries, fused"
     )
     batch.add_argument("queries", help=parameters.QUERIES.doc)
+    usages = commands.add_parser(
+        "usages", parents=[common, no_cache], help="where a name is used, by file, its definitions left out"
+    )
+    usages.add_argument("name", help=parameters.NAME.doc)
+    _flags(usages, parameters.LANGUAGE, parameters.INCLUDE, parameters.EXCLUDE, parameters.MAX_BYTES)
     index = commands.add_parser("index", parents=[common], help="write a ChunkHound-compatible index")
     index.add_argument("project", nargs="?", help="project root (default: --path, $OT_CWD or the cwd)")
     index.add_argument("--no-embeddings", action="store_true", help="store chunks only (enough for lexical search)")
@@ -85,9 +99,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--drop-hnsw", action="store_true", help="drop ChunkHound's HNSW index when vss is not installed here"
     )
     mcp = commands.add_parser(
-        "mcp", parents=[where, no_cache], help="an MCP server over stdio: tools search, search_batch, status"
+        "mcp",
+        parents=[where, no_cache],
+        help="an MCP server over stdio: tools search, search_batch, status, related, usages",
     )
     mcp.add_argument("--log-file", help="append the log spans to this file")
+    agent = commands.add_parser(
+        "agents", help="print (or --write) the instructions that tell an agent when to use this tool"
+    )
+    agent.add_argument("agent", metavar="NAME", help=f"the agent: {', '.join(agents.AGENTS)}")
+    agent.add_argument("--write", action="store_true", help="add them, as a marked section, where the agent reads")
+    agent.add_argument("--path", help="project root to write into (default: $OT_CWD or the cwd)")
     commands.add_parser("pack-path", help="print the pack file to list in OneTool's tools_dir")
     return parser
 
@@ -109,6 +131,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "pack-path":
         print(Path(__file__).with_name("pack.py"))
         return 0
+    if args.command == "agents":
+        return _agents(args)
     try:
         with _spans_shown(args):
             result = _run(args)
@@ -167,14 +191,47 @@ def _run(args: argparse.Namespace) -> Any:
 
         mcp_server.serve(**place, **embedding, cache=cache)
         return None
+    if args.command == "search" and args.like is not None:
+        return api.run_related(**_like(args), **embedding, cache=cache)
     if args.command == "search":
+        if args.query is None:
+            raise BadInputError("search needs a query, or --like FILE:LINE")
         return api.run_search(**_given(args, parameters.SEARCH), **embedding, cache=cache)
+    if args.command == "usages":
+        return api.run_usages(**_given(args, parameters.USAGES), **embedding, cache=cache)
     return api.run_batch(**_given(args, parameters.SEARCH_BATCH), **embedding, cache=cache)
 
 
 def _given(args: argparse.Namespace, described: Sequence[parameters.Parameter]) -> dict[str, Any]:
     """A tool's arguments from its flags (and positional query), by the parameters' description."""
     return {p.name: getattr(args, p.name) for p in described}
+
+
+def _like(args: argparse.Namespace) -> dict[str, Any]:
+    """``search --like FILE:LINE``: related's arguments; the flags that only a query's search has are refused."""
+    if args.query is not None:
+        raise BadInputError("give a query or --like FILE:LINE, not both")
+    for flag, value in (("--mode", args.mode), ("--rerank", args.rerank)):
+        if value is not None:
+            raise BadInputError(f"{flag} does not apply to --like: it ranks by the stored vector of the chunk")
+    file, colon, line = args.like.rpartition(":")
+    if not colon or not file:
+        raise BadInputError(f"--like takes FILE:LINE (src/app.py:42), got {args.like!r}")
+    given = {p.name: getattr(args, p.name) for p in parameters.RELATED if p.name not in ("file", "line")}
+    return {"file": file, "line": line, **given}
+
+
+def _agents(args: argparse.Namespace) -> int:
+    """Print an agent's instructions, or write them into the project; an error is one line on stderr."""
+    try:
+        if args.write:
+            print(agents.write(args.agent, args.path))
+        else:
+            print(agents.instructions(args.agent), end="")
+    except OneToolCodeError as exc:
+        print(formatting.render_error(str(exc), "text"), file=sys.stderr)
+        return exc.exit_code
+    return 0
 
 
 def _index(args: argparse.Namespace, embedding: dict[str, str | None]) -> str:

@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from onetool_code.hits import Usages
 from onetool_code.index import SnapshotInfo
 from onetool_code.report import StatusReport
 from onetool_code.request import Request
@@ -340,6 +341,83 @@ def _short_definitions(entries: list[str]) -> str:
         previous = label
     more = f" (+{len(entries) - DEFINITIONS_SHOWN} more)" if len(entries) > DEFINITIONS_SHOWN else ""
     return ", ".join(parts) + more
+
+
+def render_usages(found: Usages, fmt: str, max_bytes: int) -> str | dict[str, Any]:
+    """Where a name is used: a file per line with its lines under it, or, past ``USES_DETAILED`` uses, a file per
+    line with its count and line numbers; files are dropped from the end (docs, then tests) to fit the budget,
+    and the last line says how many."""
+    detailed = found.count <= USES_DETAILED
+    answer = _usages(found, fmt, detailed, len(found.files))
+    if _size(answer) <= max_bytes:
+        return answer
+    low, high = 0, len(found.files) - 1  # the most files that fit: a common name is in thousands of files
+    while low < high:
+        middle = (low + high + 1) // 2
+        if _size(_usages(found, fmt, detailed, middle)) <= max_bytes:
+            low = middle
+        else:
+            high = middle - 1
+    return _usages(found, fmt, detailed, low)
+
+
+USES_DETAILED = 20  # uses shown line by line; past that, counts and line numbers per file
+USE_LINE_CHARS = 120
+USE_NUMBERS_SHOWN = 12  # line numbers per file in a long list: a test module may use a name hundreds of times
+DEFINITIONS_NAMED = 3
+
+
+def _usages(found: Usages, fmt: str, detailed: bool, shown_files: int) -> str | dict[str, Any]:
+    files = found.files[:shown_files]
+    left = len(found.files) - shown_files
+    if fmt != "text":
+        short = fmt == "compact"
+        keys = ("p", "k", "n", "l") if short else ("path", "kind", "count", "lines")
+        data: dict[str, Any] = {
+            "name": found.name,
+            "uses": found.count,
+            "files": [
+                dict(zip(keys, (f.path, f.kind, len(f.lines), [n for n, _ in f.lines]), strict=True)) for f in files
+            ],
+            "definitions": [f"{path}:{line}" for path, line in found.definitions],
+        }
+        if left:
+            data["left_out_files"] = left
+        return data
+    if not found.files:
+        return f"No uses found of: {shown(found.name)}" + _defined_at(found)
+    noun = "use" if found.count == 1 else "uses"
+    where = f"{len(found.files)} file" + ("" if len(found.files) == 1 else "s")
+    out = [f"{found.count} {noun} of {shown(found.name)} in {where}{_defined_at(found)}"]
+    kind = None
+    for f in files:
+        if f.kind != kind and f.kind != "code":
+            out.append(f"{f.kind}:")
+        kind = f.kind
+        if detailed:
+            out.append(shown(f.path))
+            out.extend(shown(f"{INDENT}{n}: {_cut(text.strip(), USE_LINE_CHARS)}") for n, text in f.lines)
+        else:
+            numbers = [n for n, _ in f.lines]
+            more = ", ..." if len(numbers) > USE_NUMBERS_SHOWN else ""
+            out.append(shown(f"{f.path} ({len(numbers)}): {_ranges(numbers[:USE_NUMBERS_SHOWN])}{more}"))
+    if left:
+        files_left = f"{left} file" + ("" if left == 1 else "s")
+        out.append(
+            f"Left out to stay within the byte budget: {files_left}. For more: include=..., or a larger max_bytes."
+        )
+    return "\n".join(out)
+
+
+def _defined_at(found: Usages) -> str:
+    """The definitions left out, a few named."""
+    if not found.definitions:
+        return ""
+    named = ", ".join(f"{path}:{line}" for path, line in found.definitions[:DEFINITIONS_NAMED])
+    more = (
+        f" (+{len(found.definitions) - DEFINITIONS_NAMED} more)" if len(found.definitions) > DEFINITIONS_NAMED else ""
+    )
+    return shown(f" (definitions left out: {named}{more})")
 
 
 def render_status(report: StatusReport, fmt: str) -> str | dict[str, Any]:

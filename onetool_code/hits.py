@@ -1,4 +1,4 @@
-"""The record a search produces and every later stage (ranking, merging, formatting) consumes."""
+"""The records a search (and ``usages``) produces and every later stage (ranking, merging, formatting) consumes."""
 
 from __future__ import annotations
 
@@ -69,3 +69,28 @@ class Hit:
     def key(self) -> tuple[str, int, int]:
         """Identity for de-duplication: the same path and line range is the same hit."""
         return (self.file_path, self.start_line, self.end_line)
+
+
+KINDS = ("code", "tests", "docs")  # the order ``usages`` lists files in
+
+
+@dataclass(frozen=True)
+class FileUses:
+    """The lines of one file that use the name: (line number, the line's text), ascending."""
+
+    path: str
+    kind: str  # one of KINDS
+    lines: tuple[tuple[int, str], ...]
+
+
+@dataclass(frozen=True)
+class Usages:
+    """What ``usages`` found: files in KINDS order (then by path), and the definitions it left out."""
+
+    name: str
+    files: tuple[FileUses, ...]
+    definitions: tuple[tuple[str, int], ...]
+
+    @property
+    def count(self) -> int:
+        return sum(len(f.lines) for f in self.files)

@@ -1,4 +1,5 @@
-"""The MCP server, ``python -m onetool_code mcp``: tools ``search``, ``search_batch`` and ``status`` over stdio.
+"""The MCP server, ``python -m onetool_code mcp``: tools ``search``, ``search_batch``, ``status``, ``related`` and
+``usages`` over stdio; its ``instructions`` tell the client's agent when to call them (``parameters.WHEN``).
 
 The trap: stdout is the protocol channel, and one stray byte on it (a ``print`` in a dependency, a C library
 writing to file descriptor 1) breaks the client's JSON-RPC stream. So the server writes protocol messages to a
@@ -93,7 +94,7 @@ def _tools(
     base_url: str | None,
     cache: bool | None,
 ) -> dict[str, Tool]:
-    """The three tools for a server started on project ``root``: a call's ``path`` and ``db`` default to the
+    """The tools for a server started on project ``root``: a call's ``path`` and ``db`` default to the
     server's; the embedding settings and the cache are the user's, fixed for every call."""
     path_doc = f"Project root (default: {root}; ~ and absolute paths work)."
     shown = {parameters.PATH: dataclasses.replace(parameters.PATH, doc=path_doc)}
@@ -106,6 +107,8 @@ def _tools(
         ("search", functools.partial(api.run_search, **place, **embedding, cache=cache), pack.search),
         ("search_batch", functools.partial(api.run_batch, **place, **embedding, cache=cache), pack.search_batch),
         ("status", functools.partial(api.run_status, **place, **embedding, cache=cache), pack.status),
+        ("related", functools.partial(api.run_related, **place, **embedding, cache=cache), pack.related),
+        ("usages", functools.partial(api.run_usages, **place, **embedding, cache=cache), pack.usages),
     ]
     return {
         name: Tool(
@@ -162,7 +165,7 @@ def _result(text: str, *, error: bool) -> types.CallToolResult:
 
 
 def _server(found: Mapping[str, Tool]) -> Server:
-    server: Server = Server(SERVER_NAME, version=version("onetool-code"))
+    server: Server = Server(SERVER_NAME, version=version("onetool-code"), instructions=parameters.WHEN)
 
     @server.list_tools()
     async def list_tools() -> list[types.Tool]:

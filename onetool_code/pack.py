@@ -1,4 +1,5 @@
-"""Semantic code search over ChunkHound indexes: where to look, what is defined there, which lines matched.
+"""Semantic code search over ChunkHound indexes: where to look, what is defined there, which lines matched; code
+like a place (``related``) and where a name is used (``usages``).
 
 The OneTool pack ``code``. OneTool imports this file standalone, at server start, and a failed import loses
 the pack silently: so the module imports nothing but the standard library, and everything heavy (duckdb,
@@ -13,7 +14,7 @@ if TYPE_CHECKING:
     from onetool_code import settings
 
 pack = "code"
-__all__ = ["search", "search_batch", "status"]
+__all__ = ["related", "search", "search_batch", "status", "usages"]
 
 
 def search(
@@ -35,6 +36,9 @@ def search(
     max_bytes: int | None = None,
 ) -> str | list | dict:
     """Search the project's code by meaning and by name, and get back where to look, the defining code first.
+
+    Call it rather than grep or glob for a behaviour or concept in words, a name whose spelling or place you do
+    not know, or "where is X handled"; grep a string you already know exactly. Answers are places to Read next.
 
     Each hit gives file:start-end, its type and name, the definitions inside it, the lines that matched
     the query's words, and the code itself when there are at most 3 hits (all of it for 1 hit, up to 150
@@ -155,6 +159,98 @@ def status(*, path: str | None = None, db: str | None = None) -> str | list | di
     from onetool_code import api
 
     return api.status(path=path, db=db, host=_host())
+
+
+def related(
+    *,
+    file: str,
+    line: int,
+    path: str | None = None,
+    db: str | None = None,
+    limit: int | None = None,
+    offset: int = 0,
+    language: str | None = None,
+    chunk_type: str | None = None,
+    include: str | None = None,
+    exclude: str | None = None,
+    expand: int | None = None,
+    content: str = "auto",
+    format: str = "text",
+    max_bytes: int | None = None,
+) -> str | list | dict:
+    """More code like a place you found: ranked by the stored vector of the chunk at file:line, the chunk itself
+    left out. Needs no API key and no network; answers as search does.
+
+    Args:
+        file: A file of the index, as answers show it (relative to the project root).
+        line: A line of that file, 1-10,000,000: the smallest indexed chunk holding it is matched.
+        path: Project root (default: OT_CWD, else the current directory; ~ and relative paths work).
+        db: Index file or directory, relative to the project (default: ChunkHound's .chunkhound/db/chunks.db).
+        limit: Number of hits, 1-100 (default 10).
+        offset: Skip this many hits, 0-100,000: the next page (the answer names the next offset).
+        language: Only these languages, |-separated (python|typescript|go; aliases like py, ts, rs work).
+        chunk_type: Only these chunk types, |-separated (function|method|class|interface|struct|comment|...).
+        include: Keep only paths containing one of these |-separated substrings (case-insensitive).
+        exclude: Drop paths containing any of these |-separated substrings (exclude="test|mock|fixture").
+        expand: Lines of context, 0-200, before and after each hit, read from the file; implies code.
+        content: "auto" (code for 1-3 hits), "always" or "never".
+        format: "text" (the default), "json" (a dict of results with full field names) or "compact" (the same
+            with short keys).
+        max_bytes: Response budget in bytes, 500-1,000,000 (default 5,000).
+
+    Returns:
+        The hits as search gives them, or ``Error: ...`` (file not in the index, no chunk at that line, no
+        vectors for the model).
+
+    Example:
+        code.related(file="src/auth/tokens.py", line=42, exclude="test")
+    """
+    from onetool_code import api
+
+    return api.related(
+        file=file, line=line, path=path, db=db, limit=limit, offset=offset, language=language,
+        chunk_type=chunk_type, include=include, exclude=exclude, expand=expand, content=content, format=format,
+        max_bytes=max_bytes, host=_host(),
+    )  # fmt: skip
+
+
+def usages(
+    *,
+    name: str,
+    path: str | None = None,
+    db: str | None = None,
+    language: str | None = None,
+    include: str | None = None,
+    exclude: str | None = None,
+    format: str = "text",
+    max_bytes: int | None = None,
+) -> str | list | dict:
+    """Where a name is used: the lines that write it (whole identifiers), grouped by file, code first, then tests
+    and docs; its definitions left out; a count per file when the list is long. No API key needed.
+
+    Args:
+        name: A name, bare (bulk_create) or qualified as search reads it (QuerySet.bulk_create, timezone.now).
+        path: Project root (default: OT_CWD, else the current directory; ~ and relative paths work).
+        db: Index file or directory, relative to the project (default: ChunkHound's .chunkhound/db/chunks.db).
+        language: Only these languages, |-separated (python|typescript|go; aliases like py, ts, rs work).
+        include: Keep only paths containing one of these |-separated substrings (case-insensitive).
+        exclude: Drop paths containing any of these |-separated substrings (exclude="test|mock|fixture").
+        format: "text" (the default), "json" (a dict of results with full field names) or "compact" (the same
+            with short keys).
+        max_bytes: Response budget in bytes, 500-1,000,000 (default 5,000).
+
+    Returns:
+        ``N uses of NAME in M files`` and the files with their lines, or ``Error: ...``.
+
+    Example:
+        code.usages(name="QuerySet.bulk_create", exclude="test")
+    """
+    from onetool_code import api
+
+    return api.usages(
+        name=name, path=path, db=db, language=language, include=include, exclude=exclude, format=format,
+        max_bytes=max_bytes, host=_host(),
+    )  # fmt: skip
 
 
 def _host() -> settings.OneToolHost | None:

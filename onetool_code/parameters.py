@@ -1,4 +1,4 @@
-"""Every parameter of ``search``, ``search_batch`` and ``status``, described once: name, type, default, range, doc.
+"""Every parameter of the tools, described once (name, type, default, range, doc), and when an agent should call us.
 
 The library's checks (``request.py``, ``settings.py``), the CLI's flags and the MCP server's input schemas are
 made from these records. The pack's signatures and docstrings are written out in ``pack.py``, because OneTool
@@ -116,9 +116,50 @@ CACHE = Parameter(
 )  # fmt: skip
 EMBEDDING = (PROVIDER, MODEL, BASE_URL)
 
+FILE = Parameter(
+    "file", "text", "A file of the index, as answers show it (relative to the project root).", low=1, high=4096,
+    required=True,
+)  # fmt: skip
+LINE = Parameter(
+    "line", "integer", "A line of that file, 1-10,000,000: the smallest indexed chunk holding it is matched.",
+    low=1, high=10_000_000, required=True,
+)  # fmt: skip
+NAME = Parameter(
+    "name", "text", "A name, bare (bulk_create) or qualified as search reads it (QuerySet.bulk_create, "
+    "timezone.now).", low=1, high=200, required=True,
+)  # fmt: skip
+
 # What a tool call may set, in the order the pack and the MCP server list them.
 _FILTERS_AND_SHAPE = (LANGUAGE, CHUNK_TYPE, INCLUDE, EXCLUDE, EXPAND, MODE, RERANK, CONTENT, FORMAT, MAX_BYTES)
 SEARCH = (QUERY, PATH, DB, LIMIT, OFFSET, *_FILTERS_AND_SHAPE)
 SEARCH_BATCH = (QUERIES, PATH, DB, LIMIT, *_FILTERS_AND_SHAPE)
 STATUS = (PATH, DB)
-TOOLS = {"search": SEARCH, "search_batch": SEARCH_BATCH, "status": STATUS}
+RELATED = (
+    FILE,
+    LINE,
+    PATH,
+    DB,
+    LIMIT,
+    OFFSET,
+    LANGUAGE,
+    CHUNK_TYPE,
+    INCLUDE,
+    EXCLUDE,
+    EXPAND,
+    CONTENT,
+    FORMAT,
+    MAX_BYTES,
+)
+USAGES = (NAME, PATH, DB, LANGUAGE, INCLUDE, EXCLUDE, FORMAT, MAX_BYTES)
+TOOLS = {
+    "search": SEARCH, "search_batch": SEARCH_BATCH, "status": STATUS, "related": RELATED, "usages": USAGES,
+}  # fmt: skip
+
+# When an agent should call us rather than grep or glob: the MCP server's instructions, the top of ``--help`` and
+# of the instruction files ``agents`` writes. Every byte is in every conversation of every agent that loads it.
+WHEN = (
+    "Search this project's code when you do not know the exact text: a behaviour or concept in words "
+    '("where are tokens refreshed"), a name whose spelling or place you do not know, "where is X handled". '
+    "For a string you already know exactly, grep is enough. Answers are file:line places to Read next; from "
+    "one, related finds code like it and usages finds where a name is used."
+)

@@ -61,7 +61,7 @@ def place(hit: Hit, sources: SourceFiles) -> Placement:
     text = sources.read(hit.file_path)
     if isinstance(text, Unread):
         return Placement(hit.start_line, hit.end_line, False, f"{text.reason}; showing the indexed code", LOST)
-    start, end = _chunkhound_range(hit, text)
+    start, end = file_range(hit, text)
     if _unchanged(hit, text):
         return Placement(start, end, True)
     for first, last in dict.fromkeys(((start, end), (hit.start_line, hit.end_line))):  # mapped, then as stored
@@ -108,7 +108,7 @@ def _unchanged(hit: Hit, text: FileText) -> bool:
     return state.size == text.size and abs(state.mtime - text.mtime) <= MTIME_EPSILON
 
 
-def _chunkhound_range(hit: Hit, text: FileText) -> tuple[int, int]:
+def file_range(hit: Hit, text: FileText) -> tuple[int, int]:
     """The hit's range in the file's own numbers.
 
     ChunkHound's numbers shift in a file that starts with blank lines; our indexer's (and any index that

@@ -275,13 +275,18 @@ def is_test(path: str) -> bool:
     return bool(_TEST_PATH.search(path.lower()))
 
 
+def is_doc(path: str, language: str | None) -> bool:
+    """Documentation (prose, examples) by its language or its path."""
+    return bool(language in _DOC_LANGUAGES or _DOC_PATH.search(path))
+
+
 def _kind(hit: Hit, wants: _Wants) -> float:
     """What kind of file the hit is in, against what is asked for: tests, documentation, data."""
     factor = 1.0
     path = hit.file_path
     if wants.tests != is_test(path):
         factor *= TESTS
-    if wants.docs != bool(hit.language in _DOC_LANGUAGES or _DOC_PATH.search(path)):
+    if wants.docs != is_doc(path, hit.language):
         factor *= DOCS
     if hit.language in _DATA_LANGUAGES and not wants.data:
         factor *= NOT_CODE

@@ -95,6 +95,28 @@ def _query(value: object) -> str:
     return text
 
 
+def place(file: object, line: object) -> tuple[str, int]:
+    """``related``'s starting place: a file named as text, and a line in ``parameters.LINE``'s range."""
+    return _text(parameters.FILE, file), _number(parameters.LINE, line)
+
+
+def name(value: object) -> str:
+    """``usages``' name, as text of ``parameters.NAME``'s length."""
+    return _text(parameters.NAME, value)
+
+
+def _text(parameter: Parameter, value: object) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise BadInputError(f"{parameter.name} must be non-empty text, got {value!r}")
+    text = value.strip()
+    assert parameter.high is not None
+    if len(text) > parameter.high:
+        raise BadInputError(
+            f"{parameter.name} is {len(text):,} characters long; at most {parameter.high:,} are accepted"
+        )
+    return text
+
+
 def _batch_queries(value: object) -> tuple[str, ...]:
     if isinstance(value, str):
         parts = value.split("|")

@@ -211,6 +211,20 @@ def defining_sql(filters: Filters) -> tuple[str, list[object]]:
     return sql, params
 
 
+# The chunks of one file holding one line, the smallest first (parameters: the path, the line twice): the place
+# ``related`` starts from; ``rows.ChunkRows.holding`` answers the same from a snapshot.
+CHUNKS_HOLDING_SQL = (
+    "SELECT c.id FROM chunks c JOIN files f ON c.file_id = f.id WHERE f.path = ? AND c.start_line <= ? "
+    "AND c.end_line >= ? ORDER BY c.end_line - c.start_line, c.start_line, c.id"
+)
+FILE_INDEXED_SQL = "SELECT count(*) FROM files WHERE path = ?"
+
+
+def vector_of_sql(dims: int) -> str:
+    """One chunk's stored vector of one provider/model (parameters: the chunk id, provider, model)."""
+    return f"SELECT embedding FROM {embedding_table(dims)} WHERE chunk_id = ? AND provider = ? AND model = ?"
+
+
 # The files rows of some paths (parameter: the paths), for deciding whether a hit's file changed since indexing.
 # ``*`` because indexes written before ChunkHound added ``content_hash`` (or with no ``size``) lack columns;
 # index.with_file_states reads what is there by name.

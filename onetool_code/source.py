@@ -11,6 +11,7 @@ maps ChunkHound's numbers onto the file's.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +47,14 @@ class FileText:
         if self.chunkhound_lines is not None:
             index = self.chunkhound_lines[min(max(index, 1), len(self.chunkhound_lines)) - 1]
         return min(max(index, 1), max(len(self.lines), 1))
+
+    def to_chunkhound(self, line: int) -> int:
+        """ChunkHound's number of the file's line ``line``: the inverse of ``from_chunkhound`` (a file line that a
+        lone ``\r`` split is its first part), at least 1."""
+        index = line
+        if self.chunkhound_lines is not None:
+            index = bisect.bisect_left(self.chunkhound_lines, line) + 1
+        return max(index - self.shift, 1)
 
 
 def split_lines(text: str) -> tuple[str, ...]:
@@ -99,7 +108,17 @@ class SourceFiles:
             self._cache[rel_path] = self._read(rel_path)
         return self._cache[rel_path]
 
+    def holds(self, rel_path: str, needle: bytes) -> bool:
+        """Whether the file's bytes hold ``needle``: a scan of many files decodes only those that do (the bytes
+        are read again by ``read``, which keeps what it decodes)."""
+        found = self._bytes(rel_path)
+        return not isinstance(found, Unread) and needle in found[0]
+
     def _read(self, rel_path: str) -> FileText | Unread:
+        found = self._bytes(rel_path)
+        return found if isinstance(found, Unread) else file_text(*found)
+
+    def _bytes(self, rel_path: str) -> tuple[bytes, float] | Unread:
         target = (self._root / rel_path).resolve()
         if not target.is_relative_to(self._root):
             return Unread("resolves outside the project root; not read")
@@ -110,7 +129,7 @@ class SourceFiles:
             return Unread("deleted since indexing", gone=True)
         except OSError as exc:
             return Unread(f"{exc.strerror}; not read" if exc.strerror else f"cannot be read ({exc})")
-        return file_text(data, mtime)
+        return data, mtime
 
     def outline(self, rel_path: str, language: str) -> list[Definition]:
         """The file's definitions now (``definitions.outline``); none when it cannot be read. A parse of a big file

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from onetool_code import cli
+import onetool_code
+from onetool_code import agents, cli
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -100,7 +101,13 @@ def test_an_invalid_regex_is_one_plain_line(sample_index, pattern):
         (["search", "x", "--limit", "ten"], "Error: limit must be a whole number from 1 to 100, got 'ten'\n"),
         (["search", "x", "--format", "xml"], "Error: format must be one of text, json, compact; got 'xml'\n"),
         (["serch", "x"], "Error: argument COMMAND: invalid choice: 'serch'"),
-        (["search"], "Error: the following arguments are required: query"),
+        (["search"], "Error: search needs a query, or --like FILE:LINE\n"),
+        (["search", "--like", "src/bookshelf/retry.py"], "Error: --like takes FILE:LINE (src/app.py:42), got "),
+        (["search", "x", "--like", "a.py:1"], "Error: give a query or --like FILE:LINE, not both\n"),
+        (["search", "--like", "a.py:1", "--mode", "lexical"], "Error: --mode does not apply to --like: it ranks"),
+        (["usages"], "Error: the following arguments are required: name"),
+        (["usages", "not a name"], "Error: name 'not a name' is not an identifier"),
+        (["agents", "vim"], "Error: unknown agent 'vim'; known: claude, codex, opencode, amp, cursor, gemini\n"),
         (["search", "x", "--chunk-type", "widget"], "Error: unknown chunk_type 'widget'"),
         (["search", "x", "--limit", "²"], "Error: limit must be a whole number from 1 to 100, got '²'\n"),
         (["search", "x", "--expand", "³"], "Error: expand must be a whole number from 0 to 200, got '³'\n"),
@@ -109,9 +116,8 @@ def test_an_invalid_regex_is_one_plain_line(sample_index, pattern):
     ],
 )
 def test_usage_errors_exit_two_in_one_line(capsys, sample_index, argv, message):
-    code, out, err = run(
-        capsys, *argv, *(["--path", str(sample_index.root)] if argv[0] == "search" and len(argv) > 1 else [])
-    )
+    where = ["--path", str(sample_index.root)] if argv[0] in ("search", "usages") and len(argv) > 1 else []
+    code, out, err = run(capsys, *argv, *where)
     assert (code, out) == (2, "")
     assert err.startswith(message) and err.count("\n") == 1 and "Traceback" not in err
 
@@ -158,3 +164,31 @@ def test_a_reader_that_stops_early_ends_the_command_quietly(sample_index):
     stderr = proc.stderr.read()
     proc.stderr.close()
     assert (proc.wait(timeout=60), stderr) == (0, b"")
+
+
+def test_search_like_is_related(capsys, sample_index):
+    root = str(sample_index.root)
+    code, out, err = run(capsys, "search", "--like", "src/bookshelf/retry.py:40", "--path", root, "--limit", "3")
+    assert (code, err) == (0, "")
+    assert out == onetool_code.related(file="src/bookshelf/retry.py", line=40, path=root, limit=3) + "\n"
+
+
+def test_usages_prints_the_files_that_use_a_name(capsys, sample_index):
+    root = str(sample_index.root)
+    code, out, err = run(capsys, "usages", "backoff_delays", "--path", root, "--exclude", "docs", "--json")
+    assert (code, err) == (0, "")
+    assert json.loads(out) == onetool_code.usages(name="backoff_delays", path=root, exclude="docs", format="json")
+
+
+def test_agents_prints_and_writes_the_instructions(capsys, tmp_path):
+    code, out, err = run(capsys, "agents", "gemini")
+    assert (code, err) == (0, "") and out == agents.instructions("gemini")
+    code, out, err = run(capsys, "agents", "gemini", "--write", "--path", str(tmp_path))
+    assert (code, out, err) == (0, f"{tmp_path / 'GEMINI.md'}: created\n", "")
+    assert (tmp_path / "GEMINI.md").read_text() == agents.section()
+    (tmp_path / "AGENTS.md").symlink_to(tmp_path / "elsewhere.md")
+    code, out, err = run(capsys, "agents", "codex", "--write", "--path", str(tmp_path))
+    assert (code, out) == (2, "") and err == (
+        f"Error: {tmp_path / 'AGENTS.md'} is a symlink or not a regular file: nothing written\n"
+    )
+    assert not (tmp_path / "elsewhere.md").exists()

@@ -132,6 +132,8 @@ def test_the_users_key_reaches_no_server_but_the_users_and_no_output(
                 )]  # fmt: skip
             outputs.append(str(onetool_code.search_batch(queries="retry|cache", path=str(root))))
             outputs.append(str(pack.status(path=str(root))))
+            outputs.append(str(pack.related(file="src/bookshelf/retry.py", line=40, path=str(root))))  # no request
+            outputs.append(str(pack.usages(name="retry", path=str(root), format="json")))  # no request
         outputs += cli_answers(root, env)
         outputs += mcp_answers(root, tmp_path / f"{root.name}.log", env)
         outputs.append((tmp_path / f"{root.name}.log").read_text())

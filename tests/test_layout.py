@@ -24,8 +24,8 @@ LEVELS = {
     "retrieval": 7,
     "report": 8,
     "engine": 9, "shaping": 9,
-    "formatting": 10,
-    "api": 11,
+    "formatting": 10, "similar": 10, "uses": 10,
+    "api": 11, "agents": 11,
     "pack": 12,
     "mcp_server": 13,
     "cli": 14, "__main__": 15, "__init__": 15,
@@ -33,7 +33,7 @@ LEVELS = {
 
 
 def test_public_surface():
-    assert onetool_code.__all__ == ["search", "search_batch", "status"]
+    assert onetool_code.__all__ == ["related", "search", "search_batch", "status", "usages"]
     assert all(callable(getattr(onetool_code, name)) for name in onetool_code.__all__)
 
 

@@ -96,6 +96,25 @@ def test_a_changed_index_is_read_as_a_delta_that_answers_as_a_full_read(project,
             assert [r["score"] for r in ours["results"]] == [r["score"] for r in whole["results"]], case
 
 
+def test_related_answers_from_a_delta_as_from_a_full_read(project, monkeypatch, tmp_path):
+    """A place in the delta (the new file) and one in the base: their stored vectors are found in the joined
+    snapshot, and the deleted file's chunks are gone from the answers."""
+    answer(project, query="reconcile ledger", mode="lexical")  # the base snapshot
+    change(project)
+    places_asked = [{"file": "src/bookshelf/ledger.py", "line": 5}, {"file": "src/bookshelf/config.py", "line": 138}]
+    options = {"path": str(project.root), "format": "json", "limit": 20}
+    delta = [onetool_code.related(**place, **options) for place in places_asked]
+    assert 0 < status(project)["delta_chunks"] < 40
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(tmp_path / "whole"))
+    STORE.clear()
+    whole = [onetool_code.related(**place, **options) for place in places_asked]
+    assert status(project)["delta_chunks"] == 0
+    for ours, read_whole in zip(delta, whole, strict=True):
+        assert places(ours) == places(read_whole) and ours["results"], ours
+        assert [r["score"] for r in ours["results"]] == [r["score"] for r in read_whole["results"]]
+        assert not any(r["file_path"] == "web/src/lruCache.js" for r in ours["results"])
+
+
 def test_lexical_scores_of_a_delta_stay_within_the_stated_bound_of_a_full_read(project):
     from onetool_code import names
     from onetool_code.index import lexical

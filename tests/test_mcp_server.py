@@ -57,13 +57,13 @@ def text(result) -> str:
     return content.text
 
 
-def test_the_three_tools_are_listed_with_schemas_from_the_parameters(sample_index, tmp_path):
+def test_the_tools_are_listed_with_schemas_from_the_parameters(sample_index, tmp_path):
     async def scenario(session):
         return (await session.list_tools()).tools
 
     args = ["--path", str(sample_index.root), "--db", str(sample_index.db)]
     listed = {tool.name: tool for tool in talk(tmp_path, args, scenario)}
-    assert list(listed) == ["search", "search_batch", "status"]
+    assert list(listed) == ["search", "search_batch", "status", "related", "usages"]
     for name, tool in listed.items():
         described = parameters.TOOLS[name]
         assert list(tool.inputSchema["properties"]) == [p.name for p in described]
@@ -113,7 +113,7 @@ def test_bad_arguments_are_tool_errors_and_the_server_keeps_serving(sample_index
         (True, "Error: missing required argument query"),
         (True, 'Error: queries is empty: give one or more queries, e.g. queries="auth logic|token refresh"'),
         (True, f"Error: Project path does not exist: {tmp_path / 'nowhere'}"),
-        (True, "Error: unknown tool grep; valid: search, search_batch, status"),
+        (True, "Error: unknown tool grep; valid: search, search_batch, status, related, usages"),
     ]
     assert not answer.isError
     assert text(answer).startswith("Found 2 results for: load config\n1. src/bookshelf/config.py:136-141")
@@ -241,7 +241,7 @@ def test_stdout_carries_json_rpc_only(sample_index, tmp_path, to_file):
         found = client.request("tools/call", {"name": "search", "arguments": {"query": "retry", "mode": "lexical"}})
         failed = client.request("tools/call", {"name": "search", "arguments": {"query": "retry", "limit": 0}})
         client.close()
-    assert [tool["name"] for tool in listed["result"]["tools"]] == ["search", "search_batch", "status"]
+    assert [tool["name"] for tool in listed["result"]["tools"]] == [*parameters.TOOLS]
     assert found["result"]["isError"] is False and failed["result"]["isError"] is True
     assert len(client.stdout) == 4 and json_rpc_only(client.stdout)  # initialize and three answers
     spans = log.read_text() if to_file else client.stderr.decode()
@@ -364,3 +364,44 @@ def test_the_server_exits_when_its_input_closes_whatever_a_call_is_doing(sample_
             assert time.monotonic() - started < 5
     finally:
         server.slow_seconds = 3.0
+
+
+def test_initialize_tells_the_agent_when_to_call_us(sample_index, tmp_path):
+    """The instructions a client shows its model, as the SDK's client receives them at ``initialize``."""
+
+    async def main():
+        server = StdioServerParameters(
+            command=sys.executable, args=[*SERVER, "--path", str(sample_index.root)], env=dict(os.environ)
+        )
+        with (tmp_path / "server-stderr.txt").open("w") as errlog:
+            async with (
+                stdio_client(server, errlog=errlog) as (read, write),
+                ClientSession(read, write, read_timeout_seconds=timedelta(seconds=PATIENCE)) as session,
+            ):
+                return await session.initialize()
+
+    initialized = anyio.run(main)
+    assert initialized.instructions == parameters.WHEN
+    assert "grep" in initialized.instructions and len(initialized.instructions.encode()) < 500
+
+
+def test_related_and_usages_answer_as_the_library_does(sample_index, tmp_path):
+    import onetool_code
+
+    calls = [
+        ("related", {"file": "src/bookshelf/retry.py", "line": 40, "limit": 3}),
+        ("usages", {"name": "backoff_delays"}),
+        ("related", {"file": "nowhere.py", "line": 1}),
+    ]
+
+    async def scenario(session):
+        return [await session.call_tool(name, arguments) for name, arguments in calls]
+
+    args = ["--path", str(sample_index.root), "--base-url", "http://127.0.0.1:9/v1"]  # no server: none is needed
+    related, usages, missing = talk(tmp_path, args, scenario)
+    root = str(sample_index.root)
+    assert (related.isError, text(related)) == (
+        False, onetool_code.related(file="src/bookshelf/retry.py", line=40, limit=3, path=root),
+    )  # fmt: skip
+    assert (usages.isError, text(usages)) == (False, onetool_code.usages(name="backoff_delays", path=root))
+    assert missing.isError and text(missing).startswith("Error: nowhere.py is not in the index")

@@ -63,6 +63,20 @@ def test_keyword_prefixes_and_batch(agent):
     assert body.startswith("Found ") and "for 2 queries" in body.splitlines()[0]
 
 
+def test_related_and_usages_are_the_librarys_answers_with_no_embeddings_request(agent, sample_index, server):
+    before = len(server.embedding_requests())
+    related = agent.run('code.related(file="src/bookshelf/retry.py", line=40, limit=3)').body
+    usages = agent.run('code.usages(name="backoff_delays")').body
+    root = str(sample_index.root)
+    assert related == onetool_code.related(file="src/bookshelf/retry.py", line=40, limit=3, path=root)
+    assert related.startswith("Found ") and "for: like src/bookshelf/retry.py:40" in related.splitlines()[0]
+    assert usages == onetool_code.usages(name="backoff_delays", path=root)
+    assert usages.startswith("1 use of backoff_delays in 1 file")
+    assert len(server.embedding_requests()) == before
+    info = agent.run('ot.tool_info(name="code.usages")').body
+    assert "Where a name is used" in info
+
+
 def test_bad_arguments_come_back_as_error_text(agent):
     assert agent.run('code.search(query="x", limit=0)').body == (
         "Error: limit must be a whole number from 1 to 100, got 0"

@@ -30,7 +30,7 @@ print(json.dumps({{"seconds": time.perf_counter() - started, "pack": module.pack
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     loaded = json.loads(out.stdout)
-    assert loaded["pack"] == "code" and loaded["all"] == ["search", "search_batch", "status"]
+    assert loaded["pack"] == "code" and loaded["all"] == ["related", "search", "search_batch", "status", "usages"]
     assert loaded["seconds"] < 0.5
 
 
@@ -63,6 +63,11 @@ def test_pack_search_equals_library_search(sample_index, monkeypatch):
     # The index's age may tick over a second between the two calls.
     age = re.compile(r"updated .+? ago")
     assert age.sub("", pack.status()) == age.sub("", onetool_code.status())
+    like = {"file": "src/bookshelf/retry.py", "line": 40, "exclude": "test", "limit": 4}
+    assert pack.related(**like) == onetool_code.related(**like)
+    assert re.fullmatch(r"Found \d results for: like src/bookshelf/retry\.py:40", pack.related(**like).splitlines()[0])
+    assert pack.usages(name="backoff_delays") == onetool_code.usages(name="backoff_delays")
+    assert pack.usages(name="backoff_delays").startswith("1 use of backoff_delays in 1 file")
 
 
 def test_outside_onetool_there_is_no_host():

@@ -16,6 +16,8 @@ LIBRARY = {
     api.run_search: (*parameters.SEARCH, *parameters.EMBEDDING, parameters.CACHE),
     api.run_batch: (*parameters.SEARCH_BATCH, *parameters.EMBEDDING, parameters.CACHE),
     api.run_status: (*parameters.STATUS, parameters.FORMAT, *parameters.EMBEDDING, parameters.CACHE),
+    api.run_related: (*parameters.RELATED, *parameters.EMBEDDING, parameters.CACHE),
+    api.run_usages: (*parameters.USAGES, *parameters.EMBEDDING, parameters.CACHE),
 }
 
 
@@ -62,6 +64,7 @@ def test_the_library_signatures_are_the_description(function):
     ("batch", (*parameters.SEARCH_BATCH, *parameters.EMBEDDING)),
     ("status", (*parameters.STATUS, parameters.FORMAT, *parameters.EMBEDDING)),
     ("mcp", (*parameters.STATUS, *parameters.EMBEDDING)),
+    ("usages", (*parameters.USAGES, *parameters.EMBEDDING)),
 ])  # fmt: skip
 def test_every_parameter_has_its_flag_with_its_doc(command, described):
     sub = cli.build_parser()._subparsers._group_actions[0].choices[command]
@@ -120,3 +123,17 @@ def test_each_doc_states_the_range_and_choices(p):
     for value in p.choices:
         assert f'"{value}"' in p.doc
     assert "\n" not in p.doc and p.doc.endswith(".")
+
+
+def test_when_to_call_us_is_short_and_said_where_agents_read_it(capsys):
+    """Every byte is in every conversation: a few lines, saying when (words, unknown names) and when not (grep)."""
+    assert len(parameters.WHEN.encode()) < 450
+    assert "grep" in parameters.WHEN and "Read" in parameters.WHEN
+    assert cli.main(["--help"]) == 0
+    assert " ".join(parameters.WHEN.split()) in " ".join(capsys.readouterr().out.split())
+    search_doc = inspect.getdoc(pack.search).split("\n\nArgs:")[0]
+    assert "rather than grep or glob" in search_doc and "Read next" in search_doc
+    for name in ("related", "usages"):
+        assert "No API key" in inspect.getdoc(getattr(pack, name)) or "no API key" in inspect.getdoc(
+            getattr(pack, name)
+        )

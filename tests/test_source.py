@@ -72,6 +72,26 @@ def test_chunkhound_line_numbers_map_onto_the_files(data, chunkhound_line, file_
     assert file_text(data, 0.0).from_chunkhound(chunkhound_line) == file_line
 
 
+@pytest.mark.parametrize(
+    ("data", "file_line", "chunkhound_line"),
+    [
+        (b"x\ny\n", 2, 2),
+        (b"\n\n\nimport os\n", 4, 1),
+        (b"  \n\t\n  x = 1\n", 3, 1),
+        (b"\r\n\r\nx\r\n", 3, 1),
+        (b"a\rb\nc\n", 2, 3),
+        (b"a\rb\nc\n", 1, 1),  # the file's line 1 is ChunkHound's 1 and 2: its first
+        (b"\n\nx\n", 1, 1),  # a stripped line has no number of ChunkHound's: the first
+    ],
+)
+def test_file_lines_map_back_onto_chunkhounds(data, file_line, chunkhound_line):
+    """What ``related`` is given (a line as answers show it) in the index's numbering."""
+    text = file_text(data, 0.0)
+    assert text.to_chunkhound(file_line) == chunkhound_line
+    if file_line > text.shift:
+        assert text.from_chunkhound(chunkhound_line) == file_line
+
+
 def test_a_bom_is_not_part_of_the_first_line():
     assert file_text(b"\xef\xbb\xbfimport os\n", 0.0).lines == ("import os",)
 

@@ -312,6 +312,25 @@ def semantic(
     return results
 
 
+def chunks_holding(con: duckdb.DuckDBPyConnection, path: str, line: int) -> list[int] | None:
+    """The ids of the chunks of ``path`` holding ``line``, the smallest first; None when the index has no such file."""
+    indexed = con.execute(schema.FILE_INDEXED_SQL, [path]).fetchone()
+    if not indexed or not indexed[0]:
+        return None
+    return [int(row[0]) for row in con.execute(schema.CHUNKS_HOLDING_SQL, [path, line, line]).fetchall()]
+
+
+def vector_of(con: duckdb.DuckDBPyConnection, embedding_set: EmbeddingSet, chunk_id: int) -> np.ndarray | None:
+    """The chunk's stored vector of that provider/model, as stored; None when it has none (or a NULL one)."""
+    import numpy as np
+
+    sql = schema.vector_of_sql(embedding_set.dims)
+    row = con.execute(sql, [chunk_id, embedding_set.provider, embedding_set.model]).fetchone()
+    if row is None or row[0] is None or any(value is None for value in row[0]):
+        return None
+    return np.asarray(row[0], dtype=np.float32)
+
+
 def regex(con: duckdb.DuckDBPyConnection, pattern: str, filters: schema.Filters, limit: int) -> list[Hit]:
     """Chunks whose code matches ``pattern``; DuckDB's InvalidInputException for a bad pattern is the caller's."""
     sql, params = schema.regex_sql(filters)

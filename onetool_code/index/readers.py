@@ -21,7 +21,7 @@ import numpy as np
 
 from onetool_code import names
 from onetool_code.errors import BadInputError
-from onetool_code.hits import Hit
+from onetool_code.hits import FileRow, Hit
 from onetool_code.index import database, lexical, rows
 from onetool_code.index.snapshot import Snapshot
 from onetool_code.index.store import STORE, Key, Signature
@@ -44,6 +44,18 @@ class Reader(Protocol):
     def regex(self, patterns: Sequence[str], filters: Filters, depth: int) -> list[list[Hit]]: ...
 
     def defining(self, symbols: Sequence[str], filters: Filters, depth: int) -> list[Hit]: ...
+
+    def holding(self, path: str, line: int) -> list[Hit] | None:
+        """The chunks of ``path`` whose lines hold ``line``; None when the index has no such file."""
+        ...
+
+    def vector_of(self, embedding_set: database.EmbeddingSet, chunk_id: int) -> np.ndarray | None:
+        """The chunk's stored vector of that model (no embeddings request); None when it has none."""
+        ...
+
+    def files(self) -> Sequence[FileRow]:
+        """Every file of the index, in path order."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -70,6 +82,17 @@ class FromSnapshot:
         if holding.size > CODE_SCAN:
             holding = holding[np.argpartition(-scores[holding], CODE_SCAN)[:CODE_SCAN]]
         return self.snapshot.chunks.defining(symbols, filters, depth, holding)
+
+    def holding(self, path: str, line: int) -> list[Hit] | None:
+        if path not in self.snapshot.chunks.attributes.paths:
+            return None
+        return self.snapshot.chunks.holding(path, line)
+
+    def vector_of(self, embedding_set: database.EmbeddingSet, chunk_id: int) -> np.ndarray | None:
+        return self.snapshot.vectors[embedding_set].vector_of(chunk_id)
+
+    def files(self) -> Sequence[FileRow]:
+        return self.snapshot.files
 
 
 @dataclass(frozen=True)
@@ -112,3 +135,15 @@ class FromIndex:
     def defining(self, symbols: Sequence[str], filters: Filters, depth: int) -> list[Hit]:
         found = database.defining(self.con, symbols, names.definition_lines(symbols), filters, depth)
         return database.with_file_states(self.con, [found])[0]
+
+    def holding(self, path: str, line: int) -> list[Hit] | None:
+        ids = database.chunks_holding(self.con, path, line)
+        if ids is None:
+            return None
+        return [database.hit_from_row(row, 1.0) for row in database.chunks_by_id(self.con, ids).values()]
+
+    def vector_of(self, embedding_set: database.EmbeddingSet, chunk_id: int) -> np.ndarray | None:
+        return database.vector_of(self.con, embedding_set, chunk_id)
+
+    def files(self) -> Sequence[FileRow]:
+        return database.file_rows(self.con)

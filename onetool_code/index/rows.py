@@ -119,6 +119,22 @@ class ChunkRows:
             positions = self.by_id[np.searchsorted(self.chunk_ids[self.by_id], wanted)]
         return [self._hit(int(i), score) for i, (_, score) in zip(positions, ranked, strict=True)]
 
+    def holding(self, path: str, line: int) -> list[Hit]:
+        """The live chunks of ``path`` whose lines hold ``line``, the smallest first (then by start line and id):
+        what ``schema.CHUNKS_HOLDING_SQL`` finds in the index file."""
+        if path not in self.attributes.paths:
+            return []
+        code = self.attributes.paths.index(path)
+        rows = np.flatnonzero(
+            (self.attributes.file_codes == code) & (self.start_lines <= line) & (self.end_lines >= line)
+        )
+        alive = self.attributes.alive
+        if alive is not None:
+            rows = rows[alive[rows]]
+        spans = self.end_lines[rows] - self.start_lines[rows]
+        order = np.lexsort((self.chunk_ids[rows], self.start_lines[rows], spans))
+        return [self._hit(int(rows[i]), 1.0) for i in order]
+
     def regex(self, pattern: str, filters: Filters, limit: int) -> list[Hit]:
         """The first ``limit`` chunks whose code matches, in TIE_BREAK order, scored 1.0 as ChunkHound's are."""
         import re2

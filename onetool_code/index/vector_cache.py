@@ -103,6 +103,21 @@ class VectorCache:
         scores = self._scores(units)
         return [self._page(scores[i], units[i], bool(scorable[i]), rows, limit, offset) for i in range(len(units))]
 
+    def vector_of(self, chunk_id: int) -> np.ndarray | None:
+        """The chunk's stored vector as a unit float32 row, or None when it has none here (no vector for this
+        model, or a NULL one): what ``related`` ranks by, with no embeddings request."""
+        columns = np.flatnonzero(self.chunk_ids == chunk_id)
+        alive = self.attributes.alive
+        if alive is not None:
+            columns = columns[alive[columns]]
+        columns = columns[~np.isin(columns, self.null_rows) & ~np.isin(columns, self.broken_rows)]
+        if not columns.size:
+            return None
+        column, width = int(columns[-1]), self.matrix.shape[1]
+        matrix = self.matrix if column < width else self.added
+        assert matrix is not None
+        return np.array(matrix[:, column - (0 if column < width else width)], dtype=np.float32)
+
     def prefetch(self) -> None:
         """Page the mapped matrix in from background threads, for a search about to scan all of it.
 

@@ -1,0 +1,99 @@
+"""``related``: more code like a place already found, ranked by the stored vector of the chunk there.
+
+No embeddings request: the index already holds every chunk's vector (the snapshot maps them), so the
+chunk's own vector is the query and the order is exactly that of a semantic search whose query vector it is
+(ChunkHound's SQL with snapshots off). The chunk itself is left out of its own answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path, PurePosixPath
+
+import numpy as np
+
+from onetool_code import index, ranking
+from onetool_code.engine import Ranked
+from onetool_code.errors import BadInputError, ModelNotInIndexError
+from onetool_code.hits import Hit
+from onetool_code.placement import file_range
+from onetool_code.request import Request
+from onetool_code.settings import Settings
+from onetool_code.source import FileText, SourceFiles, Unread
+
+
+def indexed_path(project_root: Path, file: str) -> str:
+    """``file`` as the index writes paths (relative to the project, ``/``-separated): an absolute path inside the
+    project and a leading ``./`` are accepted, as an agent copies them from an answer or its own tools."""
+    given = file.strip().replace("\\", "/")
+    if Path(given).is_absolute():
+        try:
+            given = Path(given).relative_to(project_root).as_posix()
+        except ValueError:
+            raise BadInputError(f"file {file!r} is outside the project {project_root}") from None
+    parts = [part for part in PurePosixPath(given).parts if part != "."]
+    if not parts:
+        raise BadInputError('file must name a file of the index, e.g. file="src/app.py"')
+    return "/".join(parts)
+
+
+def run(settings: Settings, request: Request, file: str, line: int) -> Ranked:
+    """The page of chunks most like the chunk at ``file``:``line`` (the smallest holding that line, in the file's
+    own numbers, as answers show them)."""
+    path = indexed_path(settings.project_root, file)
+    text = SourceFiles(settings.project_root).read(path)
+    depth = request.offset + request.limit + 2  # one more to tell a next page, one for the chunk itself
+
+    def like(view: index.View) -> Ranked:
+        chosen = index.embedding_set(view.layout, settings)
+        view.check_languages(request.filters)
+        with view.reader() as reader:
+            if reader.holding(path, line) is None:
+                raise _not_indexed(path)
+            holding = _holding(lambda number: reader.holding(path, number) or [], text, line)
+            chunk_id, vector = _first_with_vector(
+                path, line, holding, lambda chunk: reader.vector_of(chosen, chunk), chosen
+            )
+            listed = reader.semantic(chosen, vector[np.newaxis], request.filters, depth)[0]
+        return _page(request, [hit for hit in listed if hit.chunk_id != chunk_id], view.notice)
+
+    return index.open(settings).search(like)
+
+
+def _holding(hits_at: Callable[[int], list[Hit]], text: FileText | Unread, line: int) -> list[int]:
+    """The ids of the chunks whose lines hold the file's line ``line``, the smallest first. ChunkHound numbers a
+    file's lines without its leading blank ones, our indexer does not: each chunk at either number is placed in
+    the file as answers place it (``placement.file_range``)."""
+    if isinstance(text, Unread):
+        return [hit.chunk_id for hit in hits_at(line)]
+    found = {hit.chunk_id: hit for number in dict.fromkeys((line, text.to_chunkhound(line))) for hit in hits_at(number)}
+    placed = {chunk_id: file_range(hit, text) for chunk_id, hit in found.items()}
+    held = [hit for hit in found.values() if placed[hit.chunk_id][0] <= line <= placed[hit.chunk_id][1]]
+    held.sort(key=lambda hit: (hit.end_line - hit.start_line, hit.start_line, hit.chunk_id))
+    return [hit.chunk_id for hit in held]
+
+
+def _first_with_vector(
+    path: str, line: int, ids: list[int], vector_of: Callable[[int], np.ndarray | None], chosen: index.EmbeddingSet
+) -> tuple[int, np.ndarray]:
+    """The smallest chunk holding the line that has a vector of the configured model, and that vector."""
+    if not ids:
+        raise BadInputError(f"no indexed chunk of {path} holds line {line} (past its end, or between chunks)")
+    for chunk_id in ids:
+        vector = vector_of(chunk_id)
+        if vector is not None:
+            return chunk_id, vector
+    raise ModelNotInIndexError(
+        f"the chunk at {path}:{line} has no vector of {chosen.provider}/{chosen.model} in the index "
+        "(indexed without embeddings?): related needs one; search it by words instead"
+    )
+
+
+def _not_indexed(path: str) -> BadInputError:
+    return BadInputError(f"{path} is not in the index: give a file as answers show it (relative to the project)")
+
+
+def _page(request: Request, hits: list[Hit], notice: str | None) -> Ranked:
+    """The page asked for, as a single search pages its list (``engine``)."""
+    end = request.offset + request.limit
+    return Ranked(ranking.page(hits, request.offset, end), end if len(hits) > end else None, notice)
