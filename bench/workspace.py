@@ -7,8 +7,10 @@ the public semble benchmark's development split (the repositories and the real C
 ``bench/semble.py`` sets up, no vectors: hybrid answers by words with its priors), every query three ways:
 
 - **alone**: ``search(query=q, path=X)``, as ``bench/semble.py`` scores it (the number to keep);
-- **workspace, by score**: ``search(query=q, path=[all 7])``, each repository's list fused by its hits' fused
-  hybrid score (what ``fuse`` does for hybrid);
+- **workspace, by score and words**: ``search(query=q, path=[all 7])`` as the product answers it: each
+  repository's list fused by its hits' fused hybrid score times what the query's words say of the repository
+  (``fuse``, ``_about``);
+- **workspace, by score**: the same by the fused score alone;
 - **workspace, by rank**: the same with the lists interleaved by rank, ties by the score as a share of its
   repository's best (reciprocal-rank fusion of lists that share no hit; what ``fuse`` does for the modes whose
   scores are raw). Chosen here by replacing ``workspace.fuse`` for the run: a bench, not the product.
@@ -46,7 +48,9 @@ import semble
 import onetool_code
 from onetool_code import workspace
 
-WAYS = ("alone", "workspace, by score", "workspace, by rank")
+WAYS = ("alone", "workspace, by score and words", "workspace, by score", "workspace, by rank")
+# Each workspace way: (fused by score, the query's words weigh each repository).
+FUSIONS = {WAYS[1]: (True, True), WAYS[2]: (True, False), WAYS[3]: (False, False)}
 
 
 def _files(result: object, label: str | None) -> list[str]:
@@ -83,22 +87,24 @@ def run(roots: dict[str, Path], queries: dict[str, list[semble.Query]]) -> dict[
             )
             ms["alone"].append(took)
             scored["alone"].setdefault(name, []).append((q, semble.score(q, _files(result, None))))
-            for way, by_score in (("workspace, by score", True), ("workspace, by rank", False)):
-                workspace.fuse = functools.partial(_forced, product, by_score)  # type: ignore[assignment]
+            for way, (by_score, words) in FUSIONS.items():
+                workspace.fuse = functools.partial(_forced, product, by_score, words)  # type: ignore[assignment]
                 try:
                     result, took = _timed(lambda q=q: onetool_code.search(query=q.text, path=paths, format="json"))
                 finally:
                     workspace.fuse = product  # type: ignore[assignment]
-                if by_score:
+                if way == WAYS[1]:
                     ms["workspace"].append(took)
                 scored[way].setdefault(name, []).append((q, semble.score(q, _files(result, labels[name]))))
     per_way = {w: {name: semble.repo_means(s) for name, s in scored[w].items()} for w in WAYS}
     return {"per_way": per_way, "overall": {w: semble.overall(per_way[w]) for w in WAYS}, "ms": ms}
 
 
-def _forced(product: Callable[..., Any], forced: bool, lists: Sequence[Any], **_: Any) -> Any:
+def _forced(
+    product: Callable[..., Any], scored: bool, words: bool, lists: Sequence[Any], *, tokens: Sequence[str], **_: Any
+) -> Any:
     """``workspace.fuse`` with the fusion this run measures, whatever the mode asked for."""
-    return product(lists, by_score=forced)
+    return product(lists, by_score=scored, tokens=tokens if words else ())
 
 
 def markdown(summary: dict[str, Any], names: Sequence[str]) -> str:

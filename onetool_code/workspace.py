@@ -9,6 +9,7 @@ repository by a label: its folder name, made unique when two are equal.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from onetool_code import engine, query_vectors, report, settings, shaping
 from onetool_code.errors import BadInputError, OneToolCodeError
+from onetool_code.names import match_tokens
 from onetool_code.request import Request
 
 MAX_REPOSITORIES = 20
@@ -117,7 +119,8 @@ def search(found: Sequence[Member], request: Request) -> Found:
             notes.append(f"{member.label}: {ranked.notice}")
     if not lists:
         raise all_failed(failed)
-    fused = fuse(lists, by_score=request.mode == "hybrid")
+    tokens = list(dict.fromkeys(t for query in request.queries for t in match_tokens(query)))
+    fused = fuse(lists, by_score=request.mode == "hybrid", tokens=tokens)
     page = shaping.by_file(fused[request.offset : end])
     counts = Counter(r.where for r in page)
     for position, result in enumerate(page):
@@ -130,27 +133,54 @@ def search(found: Sequence[Member], request: Request) -> Found:
     return Found(page, next_offset, "; ".join(notes) or None)
 
 
-def fuse(lists: Sequence[Sequence[shaping.Result]], *, by_score: bool) -> list[shaping.Result]:
+def fuse(
+    lists: Sequence[Sequence[shaping.Result]], *, by_score: bool, tokens: Sequence[str] = ()
+) -> list[shaping.Result]:
     """One ranking from each repository's own, best first.
 
-    Hybrid (``by_score``): by each result's fused score. That score is rank-based (reciprocal ranks of the
-    definitions named, the words and the meaning, plus structural priors), scaled so that a hit first in every
-    list scores about 1 in any corpus: unlike BM25 or cosine, it says how sure its own repository is, so the
-    repository whose definition the query names outranks the others' best guesses. Measured on the semble dev
-    split (``bench/workspace.py``), it keeps a repository's gold files first where interleaving the lists by
-    rank (reciprocal-rank fusion of lists that share no hit) puts every repository's top result level.
+    Hybrid (``by_score``): by each result's fused score times what the query's words say of its repository
+    (``_about``). The fused score is rank-based (reciprocal ranks of the definitions named, the words and the
+    meaning, plus structural priors), scaled so that a hit first in every list scores about 1 in any corpus:
+    unlike BM25 or cosine, it says how sure its own repository is, so a repository whose definition the query
+    names outranks the others' best guesses. But every repository's best guess for a query in words scores
+    about 1; what tells them apart is which of them hold the query's words that the others lack ("ZodError",
+    "dependency injection"). Measured on the semble dev split's 7 repositories as one workspace
+    (``bench/workspace.py``, 129 queries, a query's own repository scored): NDCG@10 0.67 with the words, 0.64
+    by the score alone, 0.37 interleaving the lists by rank (reciprocal-rank fusion of lists that share no
+    hit), against 0.84 for each repository searched alone.
 
     The other modes' scores are raw (BM25, cosine of models that may differ, a regex's count) and not
     comparable across corpora: their lists are interleaved by rank, ties broken by the score as a share of its
     repository's best.
     """
+    about = _about(lists, tokens)
     keyed: list[tuple[tuple[float, float], int, int]] = []
     for n, results in enumerate(lists):
         best = (results[0].score if results else 0.0) or 1.0
         for position, r in enumerate(results):
-            keyed.append(((-r.score, position) if by_score else (position, -r.score / best), n, position))
+            key = (-r.score * (ABOUT_FLOOR + about[n]), position) if by_score else (position, -r.score / best)
+            keyed.append((key, n, position))
     keyed.sort()
     return [lists[n][position] for _, n, position in keyed]
+
+
+# A repository none of whose results hold a word of the query keeps this share of its scores: its definitions
+# named by the query still count.
+ABOUT_FLOOR = 0.5
+ABOUT_DEPTH = 10  # the results of each repository whose words count
+
+
+def _about(lists: Sequence[Sequence[shaping.Result]], tokens: Sequence[str]) -> list[float]:
+    """How much each repository's first results hold of the query's words, 0..1, each word weighted by how few
+    repositories hold it (log((R + 1) / (holding + 0.5))): a word every repository holds ("how", "request")
+    tells little, one only a repository holds tells which one the query is about."""
+    held = [
+        {t for t in tokens if any(t in line.lower() for r in results[:ABOUT_DEPTH] for line in r.lines)}
+        for results in lists
+    ]
+    weights = {t: math.log((len(lists) + 1) / (n + 0.5)) for t in tokens if (n := sum(t in h for h in held))}
+    total = sum(weights.values())
+    return [sum(weights[t] for t in h) / total if total else 0.0 for h in held]
 
 
 def status(found: Sequence[Member]) -> list[tuple[str, report.StatusReport | str]]:
