@@ -307,3 +307,20 @@ def test_the_cli_reads_a_workspace_file(repos, tmp_path, capsys):
     assert capsys.readouterr().err == (
         f"Error: {named} names several workspaces: choose one with --path @NAME (shop, all)\n"
     )
+
+
+@pytest.mark.chunkhound
+def test_a_real_chunkhound_index_held_by_a_writer_is_one_member(chunkhound, chunkhound_project, repos):
+    """ChunkHound 6.1.0's own index of the sample project beside two of ours: while a writer holds it, a
+    search reads it through a private copy; with snapshots off it cannot be read, and costs a note."""
+    paths = [str(chunkhound_project.root), repos.paths[0], repos.paths[2]]
+    before = chunkhound_project.digest()
+    with chunkhound.hold_write_lock(chunkhound_project.db):
+        held = api.search(query="retry", path=paths, base_url=repos.base_url, format="json", limit=20)
+        off = api.search(query="charge_invoice", path=paths, base_url=repos.base_url, cache=False)
+    assert "notice" not in held
+    assert {r["repository"] for r in held["results"]} >= {"project", "billing"}
+    assert held["results"][0]["repository"] == "project"
+    assert off.split("\n")[1].startswith("Note: project: not searched: ")
+    assert "billing:billing/invoices.py\n1. :4-7 function charge_invoice" in off
+    assert chunkhound_project.digest() == before
