@@ -324,3 +324,20 @@ def test_a_real_chunkhound_index_held_by_a_writer_is_one_member(chunkhound, chun
     assert off.split("\n")[1].startswith("Note: project: not searched: ")
     assert "billing:billing/invoices.py\n1. :4-7 function charge_invoice" in off
     assert chunkhound_project.digest() == before
+
+
+@pytest.mark.onetool
+def test_onetool_searches_a_workspace_of_its_config_and_a_list(repos, tmp_path, monkeypatch):
+    """Through the real OneTool: ``path="@shop"`` from ``tools.code.workspaces``, and a list written in the
+    call, each exactly the library's answer."""
+    from tooling.onetool_env import ensure_onetool
+
+    config = {"base_url": repos.base_url, "workspaces": {"shop": repos.paths[:2]}}
+    with ensure_onetool(Path(__file__).resolve().parent.parent).serve(
+        tmp_path, tools_dir=[Path(pack.__file__)], tool_config=config, env={"OT_CWD": str(tmp_path)}
+    ) as client:
+        named = client.run('code.search(query="renderCart", path="@shop")').body
+        listed = client.run(f'code.search(query="RouteRequest", path={json.dumps(repos.paths)})').body
+    assert named == api.search(query="renderCart", path=repos.paths[:2], base_url=repos.base_url)
+    assert listed == api.search(query="RouteRequest", path=repos.paths, base_url=repos.base_url)
+    assert "storefront:src/cart.ts" in named and "gateway:router/route.go" in listed
