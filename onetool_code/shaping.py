@@ -127,19 +127,25 @@ def fill(
 
 
 def _results(placed: Sequence[Placed], request: Request, sources: SourceFiles) -> list[Result]:
-    tokens_of = [match_tokens(q) for q in request.queries]
     results = by_file([_build(group, sources) for group in merge(placed)])
-    counts = Counter(r.file_path for r in results)
+    describe(results, request)
+    _include_content(results, request, lambda _: sources)
+    return results
+
+
+def describe(results: list[Result], request: Request) -> None:
+    """What depends on a result's place in the answer: how many results its file has, its matching lines, and
+    its preview (two lines for the first ``FULL_PREVIEWS``, one after)."""
+    tokens_of = [match_tokens(q) for q in request.queries]
+    counts = Counter(r.where for r in results)
     for position, result in enumerate(results):
-        result.file_result_count = counts[result.file_path]
+        result.file_result_count = counts[result.where]
         wanted = result.queries or tuple(range(1, len(request.queries) + 1))
         tokens = list(dict.fromkeys(t for q in wanted for t in tokens_of[q - 1]))
         if result.numbered:
             result.match_lines = matching.match_lines(result.lines, tokens, result.start_line)
         said = _naming_lines(result)
         result.preview = matching.preview(result.lines, tokens, 2 if position < FULL_PREVIEWS else 1, said)
-    _include_content(results, request, lambda _: sources)
-    return results
 
 
 def _naming_lines(result: Result) -> set[int]:

@@ -10,7 +10,6 @@ repository by a label: its folder name, made unique when two are equal.
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -121,11 +120,12 @@ def search(found: Sequence[Member], request: Request) -> Found:
         raise all_failed(failed)
     tokens = list(dict.fromkeys(t for query in request.queries for t in match_tokens(query)))
     fused = fuse(lists, by_score=request.mode == "hybrid", tokens=tokens)
+    # Each result's rank is its place in the fused list, before the results of a file are put together: a page
+    # cut short by the budget then names an offset that skips nothing (``engine.Ranked``).
+    for position, result in enumerate(fused):
+        result.rank = position
     page = shaping.by_file(fused[request.offset : end])
-    counts = Counter(r.where for r in page)
-    for position, result in enumerate(page):
-        result.rank = request.offset + position
-        result.file_result_count = counts[result.where]
+    shaping.describe(page, request)
     roots = {m.label: m.settings.project_root for m in found if m.settings is not None}
     shaping.include_content(page, request, roots)
     next_offset = end if not request.batch and (more or len(fused) > end) else None

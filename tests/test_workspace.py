@@ -341,3 +341,14 @@ def test_onetool_searches_a_workspace_of_its_config_and_a_list(repos, tmp_path, 
     assert named == api.search(query="renderCart", path=repos.paths[:2], base_url=repos.base_url)
     assert listed == api.search(query="RouteRequest", path=repos.paths, base_url=repos.base_url)
     assert "storefront:src/cart.ts" in named and "gateway:router/route.go" in listed
+
+
+def test_a_page_cut_by_the_budget_names_an_offset_that_skips_nothing(repos):
+    """The next offset is the fused place of the first result left out, whatever the order of files shown."""
+    whole = _search(repos, "invoice cart request", format="json", limit=12, mode="lexical", content="never")
+    cut = _search(repos, "invoice cart request", format="json", limit=12, mode="lexical", max_bytes=900)
+    shown = [(r["repository"], r["file_path"], r["start_line"]) for r in cut["results"]]
+    assert "left_out" in cut and len(shown) < len(whole["results"])
+    rest = _search(repos, "invoice cart request", format="json", mode="lexical", offset=cut["next_offset"], limit=30)
+    again = shown + [(r["repository"], r["file_path"], r["start_line"]) for r in rest["results"]]
+    assert {(r["repository"], r["file_path"], r["start_line"]) for r in whole["results"]} <= set(again)
