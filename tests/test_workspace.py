@@ -352,3 +352,19 @@ def test_a_page_cut_by_the_budget_names_an_offset_that_skips_nothing(repos):
     rest = _search(repos, "invoice cart request", format="json", mode="lexical", offset=cut["next_offset"], limit=30)
     again = shown + [(r["repository"], r["file_path"], r["start_line"]) for r in rest["results"]]
     assert {(r["repository"], r["file_path"], r["start_line"]) for r in whole["results"]} <= set(again)
+
+
+def test_each_repository_answers_from_its_own_index_as_it_is_now(repos, server, tmp_path):
+    """A repository re-indexed between two workspace searches is searched as it is now; the others are read
+    from their snapshots as before (issue 26, item 3)."""
+    billing = _project(tmp_path, "billing", BILLING)
+    build_index(billing, server.base_url)
+    paths = [str(billing), repos.paths[1]]
+    query = "issue_credit_note"
+    before = api.search(query=query, path=paths, base_url=repos.base_url, format="json", mode="lexical")
+    assert query not in {r["name"] for r in before["results"]}
+    (billing / "billing" / "credit.py").write_text('def issue_credit_note(invoice_id: int) -> str:\n    return "C"\n')
+    build_index(billing, server.base_url)
+    after = api.search(query=query, path=paths, base_url=repos.base_url, format="json", mode="lexical")
+    best = after["results"][0]
+    assert (best["repository"], best["file_path"], best["name"]) == ("billing", "billing/credit.py", query)
