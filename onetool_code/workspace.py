@@ -96,7 +96,7 @@ def search(found: Sequence[Member], request: Request) -> Found:
     filled = request.mode == "hybrid" and not request.batch
     asked = replace(each, limit=shaping.FILL * end) if filled else each
     lists: list[list[shaping.Result]] = []
-    notes: list[str] = []
+    notes: dict[str, list[str]] = {}  # a notice -> the repositories it is about
     failed: list[tuple[str, OneToolCodeError]] = []
     more = False
     for member in found:
@@ -115,7 +115,7 @@ def search(found: Sequence[Member], request: Request) -> Found:
         lists.append(results)
         more = more or following is not None
         if ranked.notice:
-            notes.append(f"{member.label}: {ranked.notice}")
+            notes.setdefault(ranked.notice, []).append(member.label)
     if not lists:
         raise all_failed(failed)
     tokens = list(dict.fromkeys(t for query in request.queries for t in match_tokens(query)))
@@ -129,8 +129,11 @@ def search(found: Sequence[Member], request: Request) -> Found:
     roots = {m.label: m.settings.project_root for m in found if m.settings is not None}
     shaping.include_content(page, request, roots)
     next_offset = end if not request.batch and (more or len(fused) > end) else None
-    notes += [f"{label}: not searched: {_first_sentence(exc)}" for label, exc in failed]
-    return Found(page, next_offset, "; ".join(notes) or None)
+    for label, exc in failed:
+        notes.setdefault(f"not searched: {_first_sentence(exc)}", []).append(label)
+    # Said once for the repositories it is about: seven indexes without vectors are one line, not seven.
+    said = "; ".join(f"{', '.join(named)}: {notice}" for notice, named in notes.items())
+    return Found(page, next_offset, said or None)
 
 
 def fuse(

@@ -368,3 +368,10 @@ def test_each_repository_answers_from_its_own_index_as_it_is_now(repos, server, 
     after = api.search(query=query, path=paths, base_url=repos.base_url, format="json", mode="lexical")
     best = after["results"][0]
     assert (best["repository"], best["file_path"], best["name"]) == ("billing", "billing/credit.py", query)
+
+
+def test_one_note_names_every_repository_it_is_about(repos, tmp_path):
+    first = _project(tmp_path, "notes", {"todo.py": "def later():\n    pass\n"})
+    second = _project(tmp_path, "drafts", {"draft.py": "def sketch():\n    pass\n"})
+    answer = api.search(query="charge_invoice", path=[str(first), repos.paths[0], str(second)], mode="lexical")
+    assert answer.split("\n")[1] == "Note: notes, drafts: not searched: Project not indexed."
