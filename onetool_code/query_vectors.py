@@ -36,7 +36,10 @@ class Shared:
 
     def embed(self, queries: tuple[str, ...], settings: Settings, dims: int, network: transport.Budget) -> np.ndarray:
         key, _ = config.api_key(settings) if settings.unusable is None else (None, "")
-        model = (settings.provider, settings.model, settings.base_url, key, dims, settings.output_dims, queries)
+        model = (
+            settings.provider, settings.model, settings.base_url, key, dims, settings.output_dims,
+            settings.client_side_truncation, settings.unusable, queries,
+        )  # fmt: skip
         if model not in self._embedded:
             try:
                 self._embedded[model] = _embed(queries, settings, dims, network)
