@@ -375,3 +375,20 @@ def test_one_note_names_every_repository_it_is_about(repos, tmp_path):
     second = _project(tmp_path, "drafts", {"draft.py": "def sketch():\n    pass\n"})
     answer = api.search(query="charge_invoice", path=[str(first), repos.paths[0], str(second)], mode="lexical")
     assert answer.split("\n")[1] == "Note: notes, drafts: not searched: Project not indexed."
+
+
+def test_each_repository_keeps_its_key_zone(repos, server, tmp_path, monkeypatch):
+    """One model, two zones: the user's repository sends the user's key to the server the user named; the one
+    whose own .chunkhound.json names another server gets no key of the user's (a URL the user also named would
+    be the user's: it would get the key, and share the request)."""
+    key = "sk-user-workspace-key"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    monkeypatch.setenv("CHUNKHOUND_EMBEDDING__BASE_URL", server.base_url)
+    theirs = tmp_path / "storefront"
+    shutil.copytree(repos.roots[1], theirs)
+    (theirs / ".chunkhound.json").write_text(json.dumps({"embedding": {"base_url": server.url("project")}}))
+    before = len(server.embedding_requests())
+    answer = api.search(query="render the cart", path=[repos.paths[0], str(theirs)], mode="semantic")
+    assert answer.startswith("Found ")
+    asked = [(r.path, r.authorization) for r in server.embedding_requests()[before:]]
+    assert asked == [("/v1/embeddings", f"Bearer {key}"), ("/project/v1/embeddings", "Bearer not-needed")]
