@@ -18,7 +18,8 @@ the public semble benchmark's development split (the repositories and the real C
 A workspace answer's hit counts only when it is from X (its ``repository`` label) and matches a target; hits of
 the other repositories take places in the top 10, as they would for an agent. Scoring is ``bench/semble.py``'s
 (NDCG@10, R@1, MRR@10; per repository, then the mean over repositories). Also the median wall time of a warm
-search, alone and over the workspace. Our snapshots go to a fresh temporary ``ONETOOL_CODE_CACHE_DIR``.
+search, alone and over the workspace, and the process's peak resident memory. Our snapshots go to a fresh
+temporary ``ONETOOL_CODE_CACHE_DIR``.
 
 Run from the repository root after ``bench/semble.py --setup-only`` (about 1 minute on 2 cores)::
 
@@ -33,6 +34,7 @@ from __future__ import annotations
 import argparse
 import functools
 import os
+import resource
 import statistics
 import sys
 import tempfile
@@ -122,7 +124,8 @@ def markdown(summary: dict[str, Any], names: Sequence[str]) -> str:
     out.append("")
     out.append(
         f"Median warm search: alone {statistics.median(ms['alone']):.0f} ms, over the {len(names)}-repository "
-        f"workspace {statistics.median(ms['workspace']):.0f} ms ({len(ms['alone'])} queries)."
+        f"workspace {statistics.median(ms['workspace']):.0f} ms ({len(ms['alone'])} queries); resident memory at "
+        f"most {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB."
     )
     return "\n".join(out)
 
