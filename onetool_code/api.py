@@ -14,21 +14,17 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from onetool_code import engine, formatting, report, request, settings, shaping, similar, uses
+from onetool_code import engine, formatting, report, request, settings, shaping, similar, uses, workspace
 from onetool_code.errors import OneToolCodeError
 from onetool_code.spans import Span, span
 
 Result = str | list[Any] | dict[str, Any]
 
-# A hybrid page's candidates, in hits per result asked for: ChunkHound cuts a long definition into pieces and
-# stores a class apart from its methods, so ten hits may merge into four results.
-FILL = 3
-
 
 def run_search(
     *,
     query: str,
-    path: str | None = None,
+    path: str | Sequence[str] | None = None,
     db: str | None = None,
     limit: int | None = None,
     offset: int = 0,
@@ -48,21 +44,22 @@ def run_search(
     cache: bool | None = None,
     host: settings.OneToolHost | None = None,
 ) -> Result:
-    """Search one query: the best hits, merged and formatted (see ``code.search``'s docstring for the options)."""
+    """Search one query: the best hits, merged and formatted (see ``code.search``'s docstring for the options);
+    ``path`` a list of project roots searches them as one workspace."""
     with span("code.search", query=query, mode=mode) as s:
-        resolved = _resolve(s, path, db, provider, model, base_url, cache, host)
+        resolved, found = _place(s, path, db, provider, model, base_url, cache, host)
         req = request.parse(
             queries=query, batch=False, limit=limit, offset=offset, language=language, chunk_type=chunk_type,
             include=include, exclude=exclude, expand=expand, mode=mode, content=content, format=format,
             max_bytes=max_bytes, default_limit=resolved.limit, default_max_bytes=resolved.max_bytes, rerank=rerank,
         )  # fmt: skip
-        return _answer(s, resolved, req)
+        return _answer(s, resolved, req, found)
 
 
 def run_batch(
     *,
     queries: str | Sequence[str],
-    path: str | None = None,
+    path: str | Sequence[str] | None = None,
     db: str | None = None,
     limit: int | None = None,
     language: str | None = None,
@@ -84,14 +81,14 @@ def run_batch(
     """Several queries, one embeddings request, one fused list of at most ``limit`` hits, each tagged with
     the queries that found it."""
     with span("code.search_batch", mode=mode) as s:
-        resolved = _resolve(s, path, db, provider, model, base_url, cache, host)
+        resolved, found = _place(s, path, db, provider, model, base_url, cache, host)
         req = request.parse(
             queries=queries, batch=True, limit=limit, offset=None, language=language, chunk_type=chunk_type,
             include=include, exclude=exclude, expand=expand, mode=mode, content=content, format=format,
             max_bytes=max_bytes, default_limit=resolved.limit, default_max_bytes=resolved.max_bytes, rerank=rerank,
         )  # fmt: skip
         s.add(queryCount=len(req.queries))
-        return _answer(s, resolved, req)
+        return _answer(s, resolved, req, found)
 
 
 def _resolve(
@@ -111,12 +108,49 @@ def _resolve(
     return resolved
 
 
-def _answer(s: Span, resolved: settings.Settings, req: request.Request) -> Result:
+def _place(
+    s: Span,
+    path: str | Sequence[str] | None,
+    db: str | None,
+    provider: str | None,
+    model: str | None,
+    base_url: str | None,
+    cache: bool | None,
+    host: settings.OneToolHost | None,
+) -> tuple[settings.Settings, list[workspace.Member] | None]:
+    """The settings of the call, and its repositories when ``path`` names several (each resolved on its own;
+    the first that resolves gives the defaults the user configured, limit and byte budget).
+
+    A workspace configured in OneTool (``tools.code.workspaces``) is named as ``path="@name"`` rather than by a
+    parameter of its own: ``path`` is the one answer to "where", so a call cannot name two that disagree, and
+    ``["@api", "~/src/web"]`` mixes a workspace with a root."""
+    roots = workspace.roots(settings.named_paths(path, settings.workspaces(host)))
+    if roots is None:
+        return _resolve(s, workspace.single(path), db, provider, model, base_url, cache, host), None
+
+    def resolve(root: str) -> settings.Settings:
+        return settings.resolve(
+            path=root, db=db, provider=provider, model=model, base_url=base_url, cache=cache, host=host
+        )
+
+    found = workspace.members(roots, resolve)
+    s.add(project=" ".join(str(m.settings.project_root) for m in found if m.settings), repositories=len(found))
+    first = next((m.settings for m in found if m.settings is not None), None)
+    if first is None:
+        raise workspace.all_failed([(m.label, m.problem) for m in found if m.problem is not None])
+    return first, found
+
+
+def _answer(s: Span, resolved: settings.Settings, req: request.Request, found: list[workspace.Member] | None) -> Result:
     s.add(limit=req.limit, filters=_describe_filters(req))
+    if found is not None:
+        answered = workspace.search(found, req)
+        s.add(resultCount=len(answered.results))
+        return formatting.render_search(answered.results, req, answered.next_offset, answered.notice)
     # A hybrid search's page is filled from further down its ranking when merging folds hits into one result. The
     # other modes keep their page of ``limit`` hits: the order they promise (ChunkHound's) is of hits.
     filled = req.mode == "hybrid" and not req.batch
-    ranked = engine.run(resolved, replace(req, limit=FILL * req.limit) if filled else req)
+    ranked = engine.run(resolved, replace(req, limit=shaping.FILL * req.limit) if filled else req)
     s.add(resultCount=len(ranked.hits))
     results, next_offset = shaping.fill(ranked.hits, req, resolved.project_root, ranked.next_offset)
     return formatting.render_search(results, req, next_offset, ranked.notice)
@@ -195,7 +229,7 @@ def run_usages(
 
 def run_status(
     *,
-    path: str | None = None,
+    path: str | Sequence[str] | None = None,
     db: str | None = None,
     format: str = "text",
     provider: str | None = None,
@@ -204,10 +238,13 @@ def run_status(
     cache: bool | None = None,
     host: settings.OneToolHost | None = None,
 ) -> Result:
-    """Where the index is, what it holds, which snapshot answers, and whether ChunkHound is using it right now."""
+    """Where the index is, what it holds, which snapshot answers, and whether ChunkHound is using it right now;
+    of each repository when ``path`` names several."""
     with span("code.status") as s:
-        resolved = _resolve(s, path, db, provider, model, base_url, cache, host)
+        resolved, found = _place(s, path, db, provider, model, base_url, cache, host)
         fmt = request.output_format(format)
+        if found is not None:
+            return formatting.render_workspace_status(workspace.status(found), fmt)
         gathered = report.gather(resolved)
         s.add(files=gathered.files, chunks=gathered.chunks, locked=gathered.locked_by is not None)
         return formatting.render_status(gathered, fmt)

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn
 
-from onetool_code import agents, api, formatting, parameters
+from onetool_code import agents, api, formatting, parameters, settings
 from onetool_code.errors import BadInputError, OneToolCodeError
 from onetool_code.spans import LOGGER_NAME
 
@@ -49,7 +49,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     where = argparse.ArgumentParser(add_help=False)
-    _flags(where, parameters.PATH, parameters.DB, *parameters.EMBEDDING)
+    _flags(where, parameters.DB, *parameters.EMBEDDING)
     where.add_argument("--verbose", "-v", action="store_true", help="show log spans on stderr")
 
     common = argparse.ArgumentParser(add_help=False, parents=[where])
@@ -75,8 +75,14 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
-    commands.add_parser("status", parents=[common, no_cache], help="what the index holds and whether it is in use")
+    status = commands.add_parser(
+        "status", parents=[common, no_cache], help="what the index holds and whether it is in use"
+    )
+    _flags(status, parameters.PATHS)
+    _workspace_flag(status)
     search = commands.add_parser("search", parents=[common, searching, no_cache], help="search with one query")
+    _flags(search, parameters.PATHS)
+    _workspace_flag(search)
     search.add_argument("query", nargs="?", help=parameters.QUERY.doc)
     _flags(search, parameters.OFFSET)
     search.add_argument(
@@ -87,12 +93,15 @@ def build_parser() -> argparse.ArgumentParser:
         "batch", parents=[common, searching, no_cache], help="several |-separated queries, fused"
     )
     batch.add_argument("queries", help=parameters.QUERIES.doc)
+    _flags(batch, parameters.PATHS)
+    _workspace_flag(batch)
     usages = commands.add_parser(
         "usages", parents=[common, no_cache], help="where a name is used, by file, its definitions left out"
     )
     usages.add_argument("name", help=parameters.NAME.doc)
-    _flags(usages, parameters.LANGUAGE, parameters.INCLUDE, parameters.EXCLUDE, parameters.MAX_BYTES)
+    _flags(usages, parameters.PATH, parameters.LANGUAGE, parameters.INCLUDE, parameters.EXCLUDE, parameters.MAX_BYTES)
     index = commands.add_parser("index", parents=[common], help="write a ChunkHound-compatible index")
+    _flags(index, parameters.PATH)
     index.add_argument("project", nargs="?", help="project root (default: --path, $OT_CWD or the cwd)")
     index.add_argument("--no-embeddings", action="store_true", help="store chunks only (enough for lexical search)")
     index.add_argument(
@@ -103,6 +112,8 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[where, no_cache],
         help="an MCP server over stdio: tools search, search_batch, status, related, usages",
     )
+    _flags(mcp, parameters.PATHS)
+    _workspace_flag(mcp)
     mcp.add_argument("--log-file", help="append the log spans to this file")
     agent = commands.add_parser(
         "agents", help="print (or --write) the instructions that tell an agent when to use this tool"
@@ -119,8 +130,17 @@ def _flags(parser: argparse.ArgumentParser, *described: parameters.Parameter) ->
     for p in described:
         if p.type == "switch":  # --rerank / --no-rerank; neither: the default
             parser.add_argument(p.flag, action=argparse.BooleanOptionalAction, default=None, help=p.doc)
+        elif p.type == "paths":  # --path A --path B: a workspace
+            parser.add_argument(p.flag, action="append", help=p.doc)
         else:
             parser.add_argument(p.flag, help=p.doc)
+
+
+def _workspace_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--workspace", metavar="FILE", help="a JSON or YAML file of workspaces, {name: [project roots]} or a list "
+        "of roots: --path @NAME searches one; a list, or a file of one workspace, is the default path",
+    )  # fmt: skip
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -180,7 +200,7 @@ def _spans_shown(args: argparse.Namespace) -> Iterator[None]:
 def _run(args: argparse.Namespace) -> Any:
     """The command's answer, or None for the MCP server (it answered over stdio)."""
     embedding = {p.name: getattr(args, p.name) for p in parameters.EMBEDDING}
-    place = {"path": args.path, "db": args.db}
+    place = {"path": _paths(args), "db": args.db}
     cache = False if getattr(args, "no_cache", False) else None
     if args.command == "status":
         return api.run_status(**place, format=args.format, **embedding, cache=cache)
@@ -204,7 +224,21 @@ def _run(args: argparse.Namespace) -> Any:
 
 def _given(args: argparse.Namespace, described: Sequence[parameters.Parameter]) -> dict[str, Any]:
     """A tool's arguments from its flags (and positional query), by the parameters' description."""
-    return {p.name: getattr(args, p.name) for p in described}
+    return {p.name: _paths(args) if p is parameters.PATHS else getattr(args, p.name) for p in described}
+
+
+def _paths(args: argparse.Namespace) -> Any:
+    """``--path`` as given, each ``@NAME`` a workspace of the ``--workspace`` file; without ``--path``, the
+    file's default workspace."""
+    file = getattr(args, "workspace", None)
+    if not file:
+        return args.path
+    named, default = settings.workspace_file(file)
+    if args.path:
+        return settings.named_paths(args.path, named)
+    if default is None:
+        raise BadInputError(f"{file} names several workspaces: choose one with --path @NAME ({', '.join(named)})")
+    return default
 
 
 def _like(args: argparse.Namespace) -> dict[str, Any]:
@@ -218,7 +252,14 @@ def _like(args: argparse.Namespace) -> dict[str, Any]:
     if not colon or not file:
         raise BadInputError(f"--like takes FILE:LINE (src/app.py:42), got {args.like!r}")
     given = {p.name: getattr(args, p.name) for p in parameters.RELATED if p.name not in ("file", "line")}
-    return {"file": file, "line": line, **given}
+    return {"file": file, "line": line, **given, "path": _one_path(args.path, "--like")}
+
+
+def _one_path(paths: list[str] | None, command: str) -> str | None:
+    """The project of a command that searches one (``--path`` given once, or not at all)."""
+    if paths and len(paths) > 1:
+        raise BadInputError(f"{command} searches one project: give --path once")
+    return paths[0] if paths else None
 
 
 def _agents(args: argparse.Namespace) -> int:
@@ -235,7 +276,6 @@ def _agents(args: argparse.Namespace) -> int:
 
 
 def _index(args: argparse.Namespace, embedding: dict[str, str | None]) -> str:
-    from onetool_code import settings
     from onetool_code.indexer import build_index
 
     resolved = settings.resolve(path=args.project or args.path, db=args.db, **embedding)

@@ -35,20 +35,27 @@ class Ranked:
     notice: str | None = None
 
 
-def run(settings: Settings, request: Request) -> Ranked:
+def run(settings: Settings, request: Request, shared: query_vectors.Shared | None = None) -> Ranked:
     """The ranked hits of one call. Its requests to servers (embeddings, then reranking) share one
-    ``settings.timeout``: no server can hold a search longer."""
+    ``settings.timeout``: no server can hold a search longer. ``shared``: the query vectors a workspace's
+    other repositories have asked for (one embeddings request per model)."""
     network = transport.Budget(settings.timeout)
     query_vectors.warm_up(settings, request)
     retrieval.check_queries(request)
-    return index.open(settings).search(lambda view: _search(settings, request, view, network))
+    return index.open(settings).search(lambda view: _search(settings, request, view, network, shared))
 
 
-def _search(settings: Settings, request: Request, view: index.View, network: transport.Budget) -> Ranked:
+def _search(
+    settings: Settings,
+    request: Request,
+    view: index.View,
+    network: transport.Budget,
+    shared: query_vectors.Shared | None,
+) -> Ranked:
     if request.mode in query_vectors.EMBEDDING_MODES:
         view.prefetch(settings)  # read while the query is embedded
     view.check_languages(request.filters)
-    semantic, notice = query_vectors.embedded(settings, request, view.layout, network)
+    semantic, notice = query_vectors.embedded(settings, request, view.layout, network, shared)
     with view.reader() as reader:
         lists = retrieval.ranked(reader, request, semantic, settings.project_root)
     lists, reranked = reranking.reranked(settings, request, lists, network)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -209,12 +210,14 @@ _COMPACT_KEYS = {
     "content_lines": "cl",
     "content_start_line": "cs",
     "queries": "q",
+    "repository": "r",
 }
 
 
 def _item(view: _View, i: int, request: Request) -> dict[str, Any]:
     r = view.results[i]
-    out: dict[str, Any] = {"file_path": r.file_path, "start_line": r.start_line, "end_line": r.end_line}
+    out: dict[str, Any] = {"repository": r.repository} if r.repository else {}
+    out.update(file_path=r.file_path, start_line=r.start_line, end_line=r.end_line)
     out.update(language=r.language, chunk_type=r.chunk_type, name=r.name, definitions=r.definitions)
     if view.preview[i]:
         out["preview"] = r.preview_text
@@ -254,9 +257,9 @@ def _text(view: _View, request: Request, next_offset: int | None) -> str:
     for i in range(view.shown):
         result = view.results[i]
         grouped = result.file_result_count > 1
-        if grouped and result.file_path != path:
-            out.append(shown(result.file_path))
-        path = result.file_path
+        if grouped and result.where != path:
+            out.append(shown(result.where))
+        path = result.where
         out.extend(_text_result(view, i, request, grouped))
     if next_offset is not None:
         out.append(f"More results: offset={next_offset}")
@@ -272,7 +275,7 @@ def _text_result(view: _View, i: int, request: Request, grouped: bool) -> list[s
     what = " ".join(part for part in (r.chunk_type, r.name) if part)
     extras = f"{r.score:.2f}" + (f", q{','.join(map(str, r.queries))}" if request.batch else "")
     lines_of = f"{r.start_line}" if r.start_line == r.end_line else f"{r.start_line}-{r.end_line}"
-    place = f":{lines_of}" if grouped else f"{r.file_path}:{lines_of}"
+    place = f":{lines_of}" if grouped else f"{r.where}:{lines_of}"
     lines = [shown(f"{i + 1}. {place} {what} ({extras})")]
     defined = [entry for entry in r.definitions.split(", ") if entry and entry.partition(" ")[2] != r.name]
     if defined:
@@ -305,9 +308,7 @@ def _text_code(view: _View, i: int) -> list[str]:
         more = r.content_lines - len(code)
         if r.numbered:
             shown_end = r.content_start + len(code) - 1
-            lines.append(
-                shown(f"{INDENT}... {more} more lines: read {r.file_path}:{shown_end + 1}-{r.content_last_line}")
-            )
+            lines.append(shown(f"{INDENT}... {more} more lines: read {r.where}:{shown_end + 1}-{r.content_last_line}"))
         else:
             lines.append(f"{INDENT}... {more} more lines of the indexed code")
     return lines
@@ -455,6 +456,20 @@ def render_status(report: StatusReport, fmt: str) -> str | dict[str, Any]:
     lines.append(f"Snapshot: {_snapshot(held)}")
     lines.extend(f"Note: {note}" for note in report.notes)
     return "\n".join(map(shown, lines))  # the index's sidecar names a root: the repository's text
+
+
+def render_workspace_status(reports: Sequence[tuple[str, StatusReport | str]], fmt: str) -> str | list[dict[str, Any]]:
+    """Each repository's status (a block headed by its label in text, a list in json), or why it has none."""
+    if fmt != "text":
+        return [
+            {"repository": label, **(_status_data(r) if isinstance(r, StatusReport) else {"error": r})}
+            for label, r in reports
+        ]
+    blocks = []
+    for label, r in reports:
+        told = render_status(r, fmt) if isinstance(r, StatusReport) else f"Error: {shown(r)}"
+        blocks.append(f"Repository: {shown(label)}\n{told}")
+    return "\n\n".join(blocks)
 
 
 def _in_use(report: StatusReport, written: bool) -> str:

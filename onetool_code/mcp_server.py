@@ -69,8 +69,8 @@ def input_schema(described: Sequence[Parameter]) -> dict[str, Any]:
 def _property(p: Parameter) -> dict[str, Any]:
     if p.type == "integer":
         schema: dict[str, Any] = {"type": "integer", "minimum": p.low, "maximum": p.high}
-    elif p.type == "queries":
-        texts = {"type": "array", "items": {"type": "string"}, "minItems": p.low, "maxItems": p.high}
+    elif p.type in ("queries", "paths"):
+        texts = {"type": "array", "items": {"type": "string"}, "minItems": p.low or 1, "maxItems": p.high}
         schema = {"anyOf": [{"type": "string"}, texts]}
     elif p.type == "switch":
         schema = {"type": "boolean"}
@@ -87,28 +87,39 @@ def _property(p: Parameter) -> dict[str, Any]:
 
 def _tools(
     *,
-    root: str,
+    root: str | list[str],
     db: str | None,
     provider: str | None,
     model: str | None,
     base_url: str | None,
     cache: bool | None,
 ) -> dict[str, Tool]:
-    """The tools for a server started on project ``root``: a call's ``path`` and ``db`` default to the
-    server's; the embedding settings and the cache are the user's, fixed for every call."""
-    path_doc = f"Project root (default: {root}; ~ and absolute paths work)."
-    shown = {parameters.PATH: dataclasses.replace(parameters.PATH, doc=path_doc)}
+    """The tools for a server started on project ``root``, or on the workspace ``root`` lists: a call's
+    ``path`` and ``db`` default to the server's (``related`` and ``usages``, which search one project, to its
+    first); the embedding settings and the cache are the user's, fixed for every call."""
+    first = root if isinstance(root, str) else root[0]
+    path_doc = f"Project root (default: {first}; ~ and absolute paths work)."
+    named = root if isinstance(root, str) else ", ".join(root)
+    paths_doc = (
+        f"Project root, or a list of project roots searched as one workspace, each hit named by its repository "
+        f"(default: {named}; ~ and absolute paths work)."
+    )
+    shown = {
+        parameters.PATH: dataclasses.replace(parameters.PATH, doc=path_doc),
+        parameters.PATHS: dataclasses.replace(parameters.PATHS, doc=paths_doc),
+    }
     if db is not None:
         db_doc = f"Index file or directory, relative to the project (default: {db})."
         shown[parameters.DB] = dataclasses.replace(parameters.DB, doc=db_doc)
     place = {"path": root, "db": db}
+    one = {"path": first, "db": db}
     embedding = {"provider": provider, "model": model, "base_url": base_url}
     found = [
         ("search", functools.partial(api.run_search, **place, **embedding, cache=cache), pack.search),
         ("search_batch", functools.partial(api.run_batch, **place, **embedding, cache=cache), pack.search_batch),
         ("status", functools.partial(api.run_status, **place, **embedding, cache=cache), pack.status),
-        ("related", functools.partial(api.run_related, **place, **embedding, cache=cache), pack.related),
-        ("usages", functools.partial(api.run_usages, **place, **embedding, cache=cache), pack.usages),
+        ("related", functools.partial(api.run_related, **one, **embedding, cache=cache), pack.related),
+        ("usages", functools.partial(api.run_usages, **one, **embedding, cache=cache), pack.usages),
     ]
     return {
         name: Tool(
@@ -187,16 +198,18 @@ def _server(found: Mapping[str, Tool]) -> Server:
 
 def serve(
     *,
-    path: str | None,
+    path: str | Sequence[str] | None,
     db: str | None,
     provider: str | None,
     model: str | None,
     base_url: str | None,
     cache: bool | None,
 ) -> None:
-    """Serve over stdin/stdout until the client closes stdin. A project path that does not exist fails here,
-    at start, not at every call."""
-    root = str(settings.project_root(path))
+    """Serve over stdin/stdout until the client closes stdin; ``path`` several roots: their workspace. A project
+    path that does not exist fails here, at start, not at every call."""
+    given = [path] if path is None or isinstance(path, str) else list(path)
+    roots = [str(settings.project_root(p)) for p in given]
+    root = roots[0] if len(roots) == 1 else roots
     index.refresh_in_background()  # a long-lived process: a search never waits for a long refresh
     server = _server(_tools(root=root, db=db, provider=provider, model=model, base_url=base_url, cache=cache))
 

@@ -20,7 +20,7 @@ __all__ = ["related", "search", "search_batch", "status", "usages"]
 def search(
     *,
     query: str,
-    path: str | None = None,
+    path: str | list[str] | None = None,
     db: str | None = None,
     limit: int | None = None,
     offset: int = 0,
@@ -46,11 +46,13 @@ def search(
     together under its path (``2. :40-52`` is lines 40-52 of it). Line numbers are the file's own; a note
     says when a file changed since indexing (moved or edited lines, or deleted). The answer stays within
     max_bytes (5,000 by default): over that, code, then previews, then the lowest hits are left out, and
-    the last line says so.
+    the last line says so. Given several project roots, one ranked answer covers them all, each hit named
+    repository:file:start-end (its folder name); a repository that cannot be searched is named in a note.
 
     Args:
         query: What you are looking for, in words or identifiers (at most 2,000 characters).
-        path: Project root (default: OT_CWD, else the current directory; ~ and relative paths work).
+        path: Project root, or a list of project roots searched as one workspace, each hit named by its
+            repository (default: OT_CWD, else the current directory; ~ and relative paths work).
         db: Index file or directory, relative to the project (default: ChunkHound's .chunkhound/db/chunks.db).
         limit: Number of hits, 1-100 (default 10).
         offset: Skip this many hits, 0-100,000: the next page (the answer names the next offset).
@@ -88,7 +90,7 @@ def search(
 def search_batch(
     *,
     queries: str | list[str],
-    path: str | None = None,
+    path: str | list[str] | None = None,
     db: str | None = None,
     limit: int | None = None,
     language: str | None = None,
@@ -109,7 +111,8 @@ def search_batch(
 
     Args:
         queries: Up to 20 queries, |-separated ("auth logic|token refresh") or a list.
-        path: Project root (default: OT_CWD, else the current directory; ~ and relative paths work).
+        path: Project root, or a list of project roots searched as one workspace, each hit named by its
+            repository (default: OT_CWD, else the current directory; ~ and relative paths work).
         db: Index file or directory, relative to the project (default: ChunkHound's .chunkhound/db/chunks.db).
         limit: Number of hits, 1-100 (default 10).
         language: Only these languages, |-separated (python|typescript|go; aliases like py, ts, rs work).
@@ -142,16 +145,18 @@ def search_batch(
     )  # fmt: skip
 
 
-def status(*, path: str | None = None, db: str | None = None) -> str | list | dict:
+def status(*, path: str | list[str] | None = None, db: str | None = None) -> str | list | dict:
     """Show the project's index: where it is, its size and age, files, chunks, embeddings per model,
     languages, and whether ChunkHound is using it right now. Tells how to index an unindexed project.
 
     Args:
-        path: Project root (default: OT_CWD, else the current directory; ~ and relative paths work).
+        path: Project root, or a list of project roots searched as one workspace, each hit named by its
+            repository (default: OT_CWD, else the current directory; ~ and relative paths work).
         db: Index file or directory, relative to the project (default: ChunkHound's .chunkhound/db/chunks.db).
 
     Returns:
-        A short report as text, or ``Error: Project not indexed. Run: chunkhound index ...``.
+        A short report as text (a block per repository of a workspace), or
+        ``Error: Project not indexed. Run: chunkhound index ...``.
 
     Example:
         code.status()

@@ -22,7 +22,9 @@ class Parameter:
     """
 
     name: str
-    type: str  # "text", "integer", "queries" (|-separated text or a list of texts), "switch"
+    type: (
+        str  # "text", "integer", "queries" (|-separated text or a list of texts), "paths" (a text or a list), "switch"
+    )
     doc: str  # one line: the pack's Args entry, the CLI's help, the MCP schema's description
     default: Any = None
     low: int | None = None
@@ -52,6 +54,10 @@ QUERIES = Parameter(
 PATH = Parameter(
     "path", "text", "Project root (default: OT_CWD, else the current directory; ~ and relative paths work)."
 )
+PATHS = Parameter(
+    "path", "paths", "Project root, or a list of project roots searched as one workspace, each hit named by its "
+    "repository (default: OT_CWD, else the current directory; ~ and relative paths work).",
+)  # fmt: skip
 DB = Parameter(
     "db", "text", "Index file or directory, relative to the project (default: ChunkHound's .chunkhound/db/chunks.db)."
 )
@@ -131,9 +137,9 @@ NAME = Parameter(
 
 # What a tool call may set, in the order the pack and the MCP server list them.
 _FILTERS_AND_SHAPE = (LANGUAGE, CHUNK_TYPE, INCLUDE, EXCLUDE, EXPAND, MODE, RERANK, CONTENT, FORMAT, MAX_BYTES)
-SEARCH = (QUERY, PATH, DB, LIMIT, OFFSET, *_FILTERS_AND_SHAPE)
-SEARCH_BATCH = (QUERIES, PATH, DB, LIMIT, *_FILTERS_AND_SHAPE)
-STATUS = (PATH, DB)
+SEARCH = (QUERY, PATHS, DB, LIMIT, OFFSET, *_FILTERS_AND_SHAPE)
+SEARCH_BATCH = (QUERIES, PATHS, DB, LIMIT, *_FILTERS_AND_SHAPE)
+STATUS = (PATHS, DB)
 RELATED = (
     FILE,
     LINE,

@@ -29,7 +29,7 @@ from onetool_code.request import Request
 from onetool_code.settings import Reranker, Settings
 from onetool_code.spans import note
 
-# How much of a fused list is reranked: the candidates of a full page (``api.FILL`` x the default limit).
+# How much of a fused list is reranked: the candidates of a full page (``shaping.FILL`` x the default limit).
 RERANK_TOP = 30
 
 

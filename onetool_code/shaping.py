@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -26,6 +26,9 @@ from onetool_code.placement import Placement, place
 from onetool_code.request import Request
 from onetool_code.source import SourceFiles, Unread
 
+# A hybrid page's candidates, in hits per result asked for: ChunkHound cuts a long definition into pieces and
+# stores a class apart from its methods, so ten hits may merge into four results.
+FILL = 3
 CONTENT_LINE_CAP = 150
 MAX_WHOLE = 300  # lines of a cut definition shown whole instead of the piece that matched
 # Lines next to a definition shown whole that join its result (its comment, its decorator) rather than make one
@@ -66,6 +69,12 @@ class Result:
     content_lines: int = 0
     note: str | None = None
     rank: int = 0  # the best place among its hits in the whole ranked list (see ``engine.Ranked``)
+    repository: str = ""  # the label of its repository in a workspace search (``workspace``); "" for one project
+
+    @property
+    def where(self) -> str:
+        """The file as the answer names it: ``repository:path`` in a workspace, the path alone otherwise."""
+        return f"{self.repository}:{self.file_path}" if self.repository else self.file_path
 
     @property
     def preview_text(self) -> str:
@@ -119,19 +128,25 @@ def fill(
 
 
 def _results(placed: Sequence[Placed], request: Request, sources: SourceFiles) -> list[Result]:
+    results = by_file([_build(group, sources) for group in merge(placed)])
+    describe(results, request)
+    _include_content(results, request, lambda _: sources)
+    return results
+
+
+def describe(results: list[Result], request: Request) -> None:
+    """What depends on a result's place in the answer: how many results its file has, its matching lines, and
+    its preview (two lines for the first ``FULL_PREVIEWS``, one after)."""
     tokens_of = [match_tokens(q) for q in request.queries]
-    results = _by_file([_build(group, sources) for group in merge(placed)])
-    counts = Counter(r.file_path for r in results)
+    counts = Counter(r.where for r in results)
     for position, result in enumerate(results):
-        result.file_result_count = counts[result.file_path]
+        result.file_result_count = counts[result.where]
         wanted = result.queries or tuple(range(1, len(request.queries) + 1))
         tokens = list(dict.fromkeys(t for q in wanted for t in tokens_of[q - 1]))
         if result.numbered:
             result.match_lines = matching.match_lines(result.lines, tokens, result.start_line)
         said = _naming_lines(result)
         result.preview = matching.preview(result.lines, tokens, 2 if position < FULL_PREVIEWS else 1, said)
-    _include_content(results, request, sources)
-    return results
 
 
 def _naming_lines(result: Result) -> set[int]:
@@ -335,15 +350,23 @@ def _indexed_code(group: list[Placed]) -> list[str]:
     return lines
 
 
-def _by_file(results: list[Result]) -> list[Result]:
-    """Results of one file together, files in the order of their best result, each file's in rank order."""
+def by_file(results: list[Result]) -> list[Result]:
+    """Results of one file (of one repository) together, files in the order of their best result, each file's
+    in rank order."""
     order: dict[str, int] = {}
     for result in results:
-        order.setdefault(result.file_path, len(order))
-    return sorted(results, key=lambda r: order[r.file_path])
+        order.setdefault(result.where, len(order))
+    return sorted(results, key=lambda r: order[r.where])
 
 
-def _include_content(results: list[Result], request: Request, sources: SourceFiles) -> None:
+def include_content(results: list[Result], request: Request, roots: Mapping[str, Path]) -> None:
+    """Content for the results of several repositories (``Result.repository`` keys ``roots``), decided by how
+    many results the whole answer has, each read from its own repository's root."""
+    sources = {label: SourceFiles(root) for label, root in roots.items()}
+    _include_content(results, request, lambda result: sources[result.repository])
+
+
+def _include_content(results: list[Result], request: Request, sources_of: Callable[[Result], SourceFiles]) -> None:
     """Progressive inclusion counted after merging: 1 result -> all of it; 2-3 -> up to 150 lines each;
     4+ -> none. ``content="always"`` gives every result the 2-3 treatment, ``"never"`` none; ``expand``
     implies content, with that many lines of context on each side read from the file on disk."""
@@ -357,7 +380,7 @@ def _include_content(results: list[Result], request: Request, sources: SourceFil
         lines, start = result.lines, result.start_line
         if request.expand and result.numbered:
             start = max(1, result.start_line - request.expand)
-            lines = sources.window(result.file_path, start, result.end_line + request.expand)
+            lines = sources_of(result).window(result.file_path, start, result.end_line + request.expand)
         result.content_lines = len(lines)
         result.content_start = start
         if cap is not None and len(lines) > cap:

@@ -24,7 +24,7 @@ LEVELS = {
     "retrieval": 7,
     "report": 8,
     "engine": 9, "shaping": 9,
-    "formatting": 10, "similar": 10, "uses": 10,
+    "formatting": 10, "similar": 10, "uses": 10, "workspace": 10,
     "api": 11, "agents": 11,
     "pack": 12,
     "mcp_server": 13,

@@ -78,7 +78,14 @@ def test_the_tools_are_listed_with_schemas_from_the_parameters(sample_index, tmp
         "type": "string", "enum": ["hybrid", "semantic", "lexical", "regex"], "default": "hybrid",
         "description": parameters.MODE.doc,
     }  # fmt: skip
-    assert search["path"]["description"] == f"Project root (default: {sample_index.root}; ~ and absolute paths work)."
+    assert search["path"]["description"] == (
+        "Project root, or a list of project roots searched as one workspace, each hit named by its repository "
+        f"(default: {sample_index.root}; ~ and absolute paths work)."
+    )
+    related = listed["related"].inputSchema["properties"]["path"]
+    assert related == {
+        "type": "string", "description": f"Project root (default: {sample_index.root}; ~ and absolute paths work).",
+    }  # fmt: skip
     assert (
         search["db"]["description"] == f"Index file or directory, relative to the project (default: {sample_index.db})."
     )

@@ -11,7 +11,13 @@ import onetool_code
 from onetool_code import api, cli, pack, parameters
 from onetool_code.parameters import Parameter
 
-ANNOTATIONS = {"text": "str", "integer": "int", "queries": "str | list[str]", "switch": "bool"}
+ANNOTATIONS = {
+    "text": "str",
+    "integer": "int",
+    "queries": "str | list[str]",
+    "paths": "str | list[str]",
+    "switch": "bool",
+}
 LIBRARY = {
     api.run_search: (*parameters.SEARCH, *parameters.EMBEDDING, parameters.CACHE),
     api.run_batch: (*parameters.SEARCH_BATCH, *parameters.EMBEDDING, parameters.CACHE),
