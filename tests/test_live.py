@@ -389,3 +389,16 @@ def test_a_search_with_no_snapshot_waits_for_the_compacted_file(project):
     finally:
         finisher.join()
     assert found["results"] and "notice" not in found
+
+
+def test_a_compactions_file_left_standing_makes_no_search_wait(project, monkeypatch):
+    """A backup no compaction is writing (a crashed one, or one the repository shipped) is not a compaction: the
+    index is missing, and the answer says so at once."""
+    from onetool_code.index import database
+
+    monkeypatch.setattr(database, "COMPACTION_STALE_SECONDS", 0.5)
+    project.db.rename(project.db.with_name(project.db.name + ".compact_backup"))
+    time.sleep(0.6)
+    started = time.monotonic()
+    answer = onetool_code.search(query="retry", path=str(project.root), base_url=project.base_url)
+    assert answer.startswith("Error: Project not indexed.") and time.monotonic() - started < 5, answer

@@ -153,13 +153,25 @@ def locked(db_path: Path, pid: str, exe: str = "") -> IndexLockedError:
 # How long a read waits for ChunkHound's compaction to put the rebuilt file in place (0.2 s for a small index; a
 # search with a snapshot does not wait, it answers from the snapshot).
 COMPACTION_PATIENCE_SECONDS = 30.0
+# A compaction's file that has not changed for this long belongs to none running: one that crashed (ChunkHound
+# restores its backup when it next opens the index), or one a repository shipped to make every search wait.
+COMPACTION_STALE_SECONDS = 60.0
 
 
 def compacting(db_path: Path) -> bool:
-    """ChunkHound is compacting the index: the file is missing for now, not gone."""
-    return not db_path.exists() and any(
-        db_path.with_name(db_path.name + suffix).exists() for suffix in schema.COMPACTION_SUFFIXES
-    )
+    """ChunkHound is compacting the index: the file is missing for now, not gone. The backup is renamed as the
+    compaction starts (its ctime) and the rebuild is written throughout (its mtime)."""
+    if db_path.exists():
+        return False
+    now = time.time()
+    for suffix in schema.COMPACTION_SUFFIXES:
+        try:
+            found = db_path.with_name(db_path.name + suffix).stat()
+        except (OSError, ValueError):
+            continue
+        if now - max(found.st_mtime, found.st_ctime) < COMPACTION_STALE_SECONDS:
+            return True
+    return False
 
 
 def check_file(project_root: Path, db_path: Path) -> None:
