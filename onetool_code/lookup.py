@@ -12,7 +12,6 @@ folder). The definitions that meet the most qualifiers come first and are the on
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
@@ -21,7 +20,7 @@ from typing import Any
 from onetool_code.definitions import enclosing
 from onetool_code.hits import Hit
 from onetool_code.index import Reader
-from onetool_code.names import bare, definition_lines, names_in, spellings
+from onetool_code.names import bare, defining_line, names_in, spellings, written
 from onetool_code.ranking import DECLARING_TYPES, DEFINING_TYPES, is_test
 from onetool_code.schema import Filters
 from onetool_code.source import SourceFiles
@@ -87,7 +86,7 @@ def _defined(hit: Hit, names: frozenset[str]) -> str:
         return own
     if len(names) == 1:
         return next(iter(names))
-    return next((n for n in sorted(names) if re.search(definition_lines([n]), hit.code)), own)
+    return next((n for n in sorted(names) if defining_line(n).search(hit.code)), own)
 
 
 def _written_as(hit: Hit) -> str:
@@ -95,9 +94,9 @@ def _written_as(hit: Hit) -> str:
     own = bare(hit.symbol)
     if own.lower() == hit.defines:
         return own
-    found = re.search(definition_lines([hit.defines]), hit.code)
-    written = re.search(rf"(?i)(?<!\w){re.escape(hit.defines)}(?!\w)", found.group()) if found else None
-    return written.group() if written else hit.defines
+    found = defining_line(hit.defines).search(hit.code)
+    spelled = written(frozenset({hit.defines})).search(found.group()) if found else None
+    return spelled.group() if spelled else hit.defines
 
 
 def _met(hit: Hit, qualifiers: frozenset[str], sources: SourceFiles | None) -> tuple[int, int]:

@@ -161,6 +161,11 @@ def identifiers(text: str) -> list[str]:
 # -- the lines that define a name --------------------------------------------------------------------------------------
 
 
+# The patterns of names are compiled once per name (``functools.lru_cache``): one costs about a millisecond and
+# Python's own cache of 512 patterns turns over within a few searches of other modes.
+
+
+@functools.lru_cache(maxsize=1024)
 def definition_of(names: frozenset[str]) -> re.Pattern[str]:
     """A line that defines one of ``names``: ``def name``, ``function name``, ``class Name``, ``name(...) {``
     (a method), ``x.name = function`` or ``name: function`` (assigned), in any of our languages."""
@@ -183,6 +188,19 @@ def definition_lines(names: Collection[str]) -> str:
         rf"^[ \t]*(?:{_MODIFIERS}[ \t]+)*(?:{alternatives})[ \t]*(?:<[^>\n]*>)?\([^)\n]*\)[ \t]*"
         rf"(?::[^{{\n]+)?\{{[ \t]*$|{_assigned(alternatives)}"
     )
+
+
+@functools.lru_cache(maxsize=1024)
+def defining_line(name: str) -> re.Pattern[str]:
+    """``definition_lines`` of one name, compiled."""
+    return re.compile(definition_lines([name]))
+
+
+@functools.lru_cache(maxsize=1024)
+def written(names: frozenset[str]) -> re.Pattern[str]:
+    """One of ``names`` (lowercase) written as a whole word, in any case."""
+    alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    return re.compile(rf"(?i)(?<!\w)(?:{alternatives})(?!\w)")
 
 
 _MODIFIERS = "(?:export|default|async|static|public|private|protected|override|get|set|pub)"

@@ -16,12 +16,13 @@ from pathlib import PurePosixPath
 from onetool_code.hits import Hit
 from onetool_code.names import (
     bare,
-    definition_lines,
+    defining_line,
     definition_of,
     identifier_parts,
     identifiers,
     names_in,
     spellings,
+    written,
 )
 from onetool_code.schema import Filters
 
@@ -99,16 +100,17 @@ def hybrid(
     filters: Filters,
     definitions: Sequence[Hit] = (),
     qualified: frozenset[tuple[str, int, int]] = frozenset(),
+    depth: int | None = None,
 ) -> list[Hit]:
     """One query's semantic, lexical and named-definition lists fused by weighted reciprocal rank, times the
     structural priors, plus what is known of each file; ``qualified``: the keys of the definitions that meet the
-    query's qualifiers (``lookup``).
+    query's qualifiers (``lookup``); the first ``depth`` hits of the fused list (all by default).
 
     The lexical list is first ordered by its scores times the kind of file each hit is in (``_kind``): BM25
     favours documentation's plain words, and a Markdown page can otherwise take the first ten places. A hit's
     score is the fused value scaled so that a hit first in every list given, with no prior against it, scores
     1.0 (an empty list, as when hybrid falls back to words alone, does not count), times its prior, plus its
-    file's evidence; a file's many hits then yield to other files (``spread``). Ties fall back to path, start line
+    file's evidence; a file's many hits then yield to other files (``_spread``). Ties fall back to path, start line
     and chunk id, so the order is deterministic.
     """
     fused: dict[tuple[str, int, int], float] = {}
@@ -130,7 +132,8 @@ def hybrid(
     }
     _file_evidence(scored, wants)
     order = sorted(scored, key=lambda key: (-scored[key], key[0], key[1], best[key].chunk_id))
-    return spread([replace(best[key], score=scored[key]) for key in order])
+    decayed = _spread([(key[0], scored[key]) for key in order])[:depth]
+    return [replace(best[order[position]], score=score) for score, position in decayed]
 
 
 def _ranks(hits: Sequence[Hit], *, shared: bool) -> list[tuple[int, Hit]]:
@@ -177,18 +180,19 @@ def _file_evidence(scored: dict[tuple[str, int, int], float], wants: _Wants) -> 
         scored[key] += top * (PATH_WORDS * named + COHERENT_FILE * sums[path] / most)
 
 
-def spread(ranked: Sequence[Hit]) -> list[Hit]:
-    """Each hit of a file past its first ``SAME_FILE_FREE`` scored ``SAME_FILE`` times more per hit of that file
-    above it, and the list sorted again: a file's many hits (ChunkHound stores a class, its methods and their
-    comments apart) must not crowd out the other files an answer should name."""
+def _spread(ranked: Sequence[tuple[str, float]]) -> list[tuple[float, int]]:
+    """Each hit of a file (its path and score, best first) past its first ``SAME_FILE_FREE`` scored ``SAME_FILE``
+    times more per hit of that file above it, and the list sorted again, as (score, position in ``ranked``): a
+    file's many hits (ChunkHound stores a class, its methods and their comments apart) must not crowd out the
+    other files an answer should name."""
     seen: dict[str, int] = {}
     decayed = []
-    for position, hit in enumerate(ranked):
-        count = seen.get(hit.file_path, 0)
-        seen[hit.file_path] = count + 1
-        decayed.append((hit.score * SAME_FILE ** max(0, count + 1 - SAME_FILE_FREE), position, hit))
+    for position, (path, score) in enumerate(ranked):
+        count = seen.get(path, 0)
+        seen[path] = count + 1
+        decayed.append((score * SAME_FILE ** max(0, count + 1 - SAME_FILE_FREE), position))
     decayed.sort(key=lambda item: (-item[0], item[1]))
-    return [replace(hit, score=score) for score, _, hit in decayed]
+    return decayed
 
 
 class _Wants:
@@ -252,29 +256,30 @@ def _defined_as(hit: Hit, wants: _Wants) -> str | None:
     head = [line for line in hit.code.split("\n")[:6] if line.strip() and not line.lstrip().startswith(_COMMENT)]
     for line in head[:3]:
         found = wants.definition.search(line)
-        written = _written(found.group(), wants.names) if found else None
-        if written:
-            return written
+        spelled = _written(found.group(), wants.names) if found else None
+        if spelled:
+            return spelled
     if not hit.defines:
         return None
     # Found defining it further down its chunk (``lookup``): as it is written there, else as the query writes it.
-    found = re.search(definition_lines([hit.defines]), hit.code)
-    written = _written(found.group(), frozenset({hit.defines})) if found else None
-    return written or wants.spelled.get(hit.defines, hit.defines)
+    found = defining_line(hit.defines).search(hit.code)
+    spelled = _written(found.group(), frozenset({hit.defines})) if found else None
+    return spelled or wants.spelled.get(hit.defines, hit.defines)
 
 
 def _written(text: str, names: frozenset[str]) -> str | None:
     """The first of ``names`` (lowercase) in ``text``, as ``text`` writes it."""
-    alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-    found = re.search(rf"(?i)(?<!\w)(?:{alternatives})(?!\w)", text)
+    found = written(names).search(text)
     return found.group() if found else None
 
 
+@functools.lru_cache(maxsize=8192)
 def is_test(path: str) -> bool:
     """A test file (or a fixture, a mock, a spec) by its path."""
     return bool(_TEST_PATH.search(path.lower()))
 
 
+@functools.lru_cache(maxsize=8192)
 def is_doc(path: str, language: str | None) -> bool:
     """Documentation (prose, examples) by its language or its path."""
     return bool(language in _DOC_LANGUAGES or _DOC_PATH.search(path))
@@ -313,10 +318,17 @@ def prior(hit: Hit, wants: _Wants) -> float:
             factor *= IN_PROSE
         if hit.chunk_type in DECLARING_TYPES:
             factor *= DECLARATION
-    stem = PurePosixPath(path).name.lstrip(".").split(".")[0].replace("-", "").replace("_", "").lower()
+    stem = _stem(path)
     if stem and (stem in {n.replace("_", "") for n in wants.names | wants.qualifiers} or stem in wants.joined):
         factor *= FILE_NAMED
     return factor
+
+
+@functools.lru_cache(maxsize=8192)
+def _stem(path: str) -> str:
+    """The file's name before its first dot, without separators, lowercased (``default_validator.go``:
+    ``defaultvalidator``)."""
+    return PurePosixPath(path).name.lstrip(".").split(".")[0].replace("-", "").replace("_", "").lower()
 
 
 @functools.lru_cache(maxsize=8192)

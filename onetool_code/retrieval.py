@@ -3,7 +3,9 @@ or, for hybrid, the definitions the query names, its words and its meaning fused
 
 from __future__ import annotations
 
-from collections.abc import Sequence, Set
+import functools
+from collections.abc import Callable, Sequence, Set
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from onetool_code import index, lookup, ranking
@@ -12,6 +14,7 @@ from onetool_code.hits import Hit
 from onetool_code.names import query_tokens
 from onetool_code.query_vectors import Semantic
 from onetool_code.request import Request
+from onetool_code.schema import Filters
 from onetool_code.source import SourceFiles
 
 # How deep each list of a hybrid search goes before fusion: deep enough that a definition ranked 60th by one
@@ -20,6 +23,11 @@ HYBRID_DEPTH = 100
 # ... read that many times deeper, to keep at most PER_FILE hits of each file (``_per_file``).
 WIDEN = 4
 PER_FILE = 10
+
+# The semantic list of a hybrid search is ranked here while the caller's thread builds the lexical list and looks
+# the named definitions up: the matrix product is most of a search's time and numpy lets go of the GIL for it.
+# Threads are kept (starting one costs a GIL hand-over); a few, for the searches of several agents at once.
+_BESIDE = ThreadPoolExecutor(max_workers=4, thread_name_prefix="onetool-code semantic")
 
 
 def check_queries(request: Request) -> None:
@@ -39,7 +47,7 @@ def ranked(reader: index.Reader, request: Request, semantic: Semantic | None, pr
         return reader.regex(request.queries, filters, depth)
     if request.mode == "semantic":
         assert semantic is not None
-        return reader.semantic(semantic.embedding_set, semantic.vectors, filters, depth)
+        return reader.semantic(semantic.embedding_set, semantic.vectors, filters, depth, exact=True)
     if request.mode == "lexical":
         return reader.lexical(request.queries, filters, depth)
     # Hybrid, or what is left of it without vectors: the priors still put definitions first. Each fused list is
@@ -47,17 +55,22 @@ def ranked(reader: index.Reader, request: Request, semantic: Semantic | None, pr
     deep = max(depth, HYBRID_DEPTH)
     wide = deep * WIDEN
     sources = SourceFiles(project_root)
+    pending = _beside(reader, semantic, filters, wide) if semantic else None
     named = [lookup.find(reader, sources, query, filters, deep) for query in request.queries]
     words = reader.lexical(request.queries, filters, wide)
-    meanings = (
-        reader.semantic(semantic.embedding_set, semantic.vectors, filters, wide) if semantic else [[] for _ in words]
-    )
+    meanings = pending() if pending else [[] for _ in words]
     lists = []
     for m, w, query, found in zip(meanings, words, request.queries, named, strict=True):
         kept = {hit.key for hit in found.hits}
         m, w = _per_file(m, deep, kept), _per_file(w, deep, kept)
-        lists.append(ranking.hybrid(m, w, query, filters, found.hits, found.qualified)[:depth])
+        lists.append(ranking.hybrid(m, w, query, filters, found.hits, found.qualified, depth))
     return lists
+
+
+def _beside(reader: index.Reader, semantic: Semantic, filters: Filters, depth: int) -> Callable[[], list[list[Hit]]]:
+    """The semantic lists: ranked on a kept thread from now when the reader allows it, else when asked for."""
+    rank = functools.partial(reader.semantic, semantic.embedding_set, semantic.vectors, filters, depth, exact=False)
+    return _BESIDE.submit(rank).result if reader.concurrent else rank
 
 
 def _per_file(hits: Sequence[Hit], depth: int, named: Set[tuple[str, int, int]]) -> list[Hit]:

@@ -21,7 +21,7 @@ from pathlib import Path
 from onetool_code import matching
 from onetool_code.definitions import Definition, definitions, enclosing
 from onetool_code.hits import Hit
-from onetool_code.names import bare, definition_lines, display_name, is_piece, match_tokens
+from onetool_code.names import bare, defining_line, display_name, is_piece, match_tokens
 from onetool_code.placement import Placement, place
 from onetool_code.request import Request
 from onetool_code.source import SourceFiles, Unread
@@ -168,7 +168,7 @@ def _naming_patterns(name: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
     answer), since Python's own cache of 512 patterns turns over within a few searches."""
     # A method with its return type before its name (``public String toString() {``) is one too.
     signature = re.compile(rf"(?<![\w$]){re.escape(name)}\s*(?:<[^>]*>)?\(.*[{{:]\s*$")
-    return re.compile(definition_lines([name.lower()])), signature
+    return defining_line(name.lower()), signature
 
 
 def whole_definition(hit: Hit, sources: SourceFiles) -> Placed:

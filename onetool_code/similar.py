@@ -54,7 +54,7 @@ def run(settings: Settings, request: Request, file: str, line: int) -> Ranked:
             chunk_id, vector = _first_with_vector(
                 path, line, holding, lambda chunk: reader.vector_of(chosen, chunk), chosen
             )
-            listed = reader.semantic(chosen, vector[np.newaxis], request.filters, depth)[0]
+            listed = reader.semantic(chosen, vector[np.newaxis], request.filters, depth, exact=True)[0]
         return _page(request, [hit for hit in listed if hit.chunk_id != chunk_id], view.notice)
 
     return index.open(settings).search(like)

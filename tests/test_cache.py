@@ -232,21 +232,34 @@ def assert_same_hits(cached: Sequence[Hit], sql: Sequence[Hit], around: Sequence
 
 
 def ranked_by_snapshot(
-    db: Path, embedding_set: index.EmbeddingSet, queries: np.ndarray, filters: Filters, limit: int, offset: int
+    db: Path,
+    embedding_set: index.EmbeddingSet,
+    queries: np.ndarray,
+    filters: Filters,
+    limit: int,
+    offset: int,
+    exact: bool = True,
 ) -> list[list[Hit]]:
     """The snapshot's semantic ranking, as hits without their file state (the SQL path's hits have none)."""
     held = live.view(db.parent, db).snapshot
-    pages = held.vectors[embedding_set].rank(queries, filters, limit, offset)
+    pages = held.vectors[embedding_set].rank(queries, filters, limit, offset, exact=exact)
     return [[dataclasses.replace(h, file=None) for h in held.chunks.hits(page)] for page in pages]
 
 
 def compare(
-    db: Path, embedding_set: index.EmbeddingSet, queries: np.ndarray, filters: Filters, limit: int, offset: int
+    db: Path,
+    embedding_set: index.EmbeddingSet,
+    queries: np.ndarray,
+    filters: Filters,
+    limit: int,
+    offset: int,
+    exact: bool = True,
 ) -> int:
-    """The snapshot against the SQL, the queries as one batch; returns the hits compared."""
+    """The snapshot against the SQL, the queries as one batch; returns the hits compared. Not ``exact`` (the order
+    a hybrid search reads), hits may trade places only where their similarities tie within ``TOLERANCE``."""
     seen = 0
     before = 1 if offset else 0
-    cached = ranked_by_snapshot(db, embedding_set, queries, filters, limit, offset)
+    cached = ranked_by_snapshot(db, embedding_set, queries, filters, limit, offset, exact)
     with index.connect(db.parent, db) as con:
         sql = index.semantic(con, embedding_set, queries, filters, before + limit + 1, offset - before)
     for ours, theirs in zip(cached, sql, strict=True):
@@ -377,6 +390,16 @@ def test_nan_and_null_vectors_sort_where_duckdb_sorts_them(generated, generated_
     """Zero vectors (NaN) come first and NULL vectors last: pages at both ends match."""
     compare(generated.db, generated_set, queries[:2], Filters(), 8, 0)
     compare(generated.db, generated_set, queries[:2], Filters(), 11, GENERATED_CHUNKS - 8)
+
+
+def test_the_order_hybrid_reads_is_the_sqls_but_for_float32_ties(generated, generated_set, queries):
+    """Hybrid fuses ranks, so it skips re-scoring its candidates in float64: what it reads is still ChunkHound's
+    order, NaN and NULL vectors and filters included, save for neighbours whose similarities tie in float32."""
+    zero = np.zeros((1, GENERATED_DIMS), dtype=np.float32)
+    compare(generated.db, generated_set, queries, Filters(), 400, 0, exact=False)
+    compare(generated.db, generated_set, queries[[2]], Filters(languages=("rust",), exclude=("pkg1",)), 50, 0, False)
+    compare(generated.db, generated_set, zero, Filters(chunk_types=("class",)), 11, 20, exact=False)
+    compare(generated.db, generated_set, queries[:2], Filters(), 11, GENERATED_CHUNKS - 8, exact=False)
 
 
 def test_a_mapped_snapshot_costs_the_process_little_memory(cold, generated, generated_set):

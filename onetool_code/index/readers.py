@@ -35,9 +35,16 @@ CODE_SCAN = 3_000
 
 
 class Reader(Protocol):
+    # Whether two of its rankings may run at once on two threads: a snapshot's arrays are only read; a DuckDB
+    # connection is not shared across threads.
+    concurrent: bool
+
     def semantic(
-        self, embedding_set: database.EmbeddingSet, vectors: np.ndarray, filters: Filters, depth: int
-    ) -> list[list[Hit]]: ...
+        self, embedding_set: database.EmbeddingSet, vectors: np.ndarray, filters: Filters, depth: int, exact: bool
+    ) -> list[list[Hit]]:
+        """``exact``: ChunkHound's order to the last bit of its float64 sum (semantic mode); else any order of the
+        same similarities that ties may shuffle (hybrid fuses ranks)."""
+        ...
 
     def lexical(self, queries: Sequence[str], filters: Filters, depth: int) -> list[list[Hit]]: ...
 
@@ -61,11 +68,12 @@ class Reader(Protocol):
 @dataclass(frozen=True)
 class FromSnapshot:
     snapshot: Snapshot
+    concurrent: bool = True
 
     def semantic(
-        self, embedding_set: database.EmbeddingSet, vectors: np.ndarray, filters: Filters, depth: int
+        self, embedding_set: database.EmbeddingSet, vectors: np.ndarray, filters: Filters, depth: int, exact: bool
     ) -> list[list[Hit]]:
-        pages = self.snapshot.vectors[embedding_set].rank(vectors, filters, depth, 0)
+        pages = self.snapshot.vectors[embedding_set].rank(vectors, filters, depth, 0, exact=exact)
         return [self.snapshot.chunks.hits(page) for page in pages]
 
     def lexical(self, queries: Sequence[str], filters: Filters, depth: int) -> list[list[Hit]]:
@@ -99,10 +107,12 @@ class FromSnapshot:
 class FromIndex:
     con: duckdb.DuckDBPyConnection
     db_path: Path
+    concurrent: bool = False
 
     def semantic(
-        self, embedding_set: database.EmbeddingSet, vectors: np.ndarray, filters: Filters, depth: int
+        self, embedding_set: database.EmbeddingSet, vectors: np.ndarray, filters: Filters, depth: int, exact: bool
     ) -> list[list[Hit]]:
+        """ChunkHound's SQL: always exact."""
         return database.with_file_states(
             self.con, database.semantic(self.con, embedding_set, vectors, filters, depth, 0)
         )
