@@ -74,9 +74,10 @@ def _tiered(found: list[Hit], key: Callable[[Hit], tuple[Any, ...]]) -> list[Hit
     """``found`` in the order of ``key``, each scored by its tier (1.0 for the first, less for each later one):
     definitions that ``key`` cannot tell apart share a score, so that the fusion ranks them alike and the words
     and the meaning decide among them, not their paths' order."""
-    ranked = sorted(found, key=key)
-    tiers = {k: i for i, k in enumerate(dict.fromkeys(key(hit) for hit in ranked))}
-    return [replace(hit, score=1.0 / (1 + tiers[key(hit)])) for hit in ranked]
+    keys = [key(hit) for hit in found]  # once each: a key reads the chunk's code
+    order = sorted(range(len(found)), key=keys.__getitem__)
+    tiers = {k: i for i, k in enumerate(dict.fromkeys(keys[i] for i in order))}
+    return [replace(found[i], score=1.0 / (1 + tiers[keys[i]])) for i in order]
 
 
 def _defined(hit: Hit, names: frozenset[str]) -> str:
