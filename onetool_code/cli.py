@@ -209,7 +209,7 @@ def _run(args: argparse.Namespace) -> Any:
     if args.command == "mcp":
         from onetool_code import mcp_server  # the MCP SDK takes a second to import: only this command pays
 
-        mcp_server.serve(**place, **embedding, cache=cache)
+        mcp_server.serve(**place, **embedding, cache=cache, workspaces=_named(args))
         return None
     if args.command == "search" and args.like is not None:
         return api.run_related(**_like(args), **embedding, cache=cache)
@@ -239,6 +239,12 @@ def _paths(args: argparse.Namespace) -> Any:
     if default is None:
         raise BadInputError(f"{file} names several workspaces: choose one with --path @NAME ({', '.join(named)})")
     return default
+
+
+def _named(args: argparse.Namespace) -> settings.Workspaces:
+    """The named workspaces of the ``--workspace`` file (none without one): the MCP server's calls name them."""
+    file = getattr(args, "workspace", None)
+    return settings.workspace_file(file)[0] if file else {}
 
 
 def _like(args: argparse.Namespace) -> dict[str, Any]:

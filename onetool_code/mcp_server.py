@@ -93,16 +93,20 @@ def _tools(
     model: str | None,
     base_url: str | None,
     cache: bool | None,
+    workspaces: Mapping[str, list[str]],
 ) -> dict[str, Tool]:
     """The tools for a server started on project ``root``, or on the workspace ``root`` lists: a call's
     ``path`` and ``db`` default to the server's (``related`` and ``usages``, which search one project, to its
-    first); the embedding settings and the cache are the user's, fixed for every call."""
+    first); the embedding settings and the cache are the user's, fixed for every call. A call of ``search``,
+    ``search_batch`` or ``status`` may name a workspace of the server's file (``--workspace FILE``) as
+    ``path="@name"``, as the pack names one of OneTool's config."""
     first = root if isinstance(root, str) else root[0]
     path_doc = f"Project root (default: {first}; ~ and absolute paths work)."
-    named = root if isinstance(root, str) else ", ".join(root)
+    default = root if isinstance(root, str) else ", ".join(root)
+    named = f"; or a workspace by name: {', '.join(f'@{name}' for name in workspaces)}" if workspaces else ""
     paths_doc = (
         f"Project root, or a list of project roots searched as one workspace, each hit named by its repository "
-        f"(default: {named}; ~ and absolute paths work)."
+        f"(default: {default}; ~ and absolute paths work{named})."
     )
     shown = {
         parameters.PATH: dataclasses.replace(parameters.PATH, doc=path_doc),
@@ -124,12 +128,25 @@ def _tools(
     return {
         name: Tool(
             name=name,
-            run=run,
+            run=_naming(run, workspaces) if parameters.PATHS in parameters.TOOLS[name] else run,
             parameters=tuple(shown.get(p, p) for p in parameters.TOOLS[name]),
             description=_description(documented),
         )
         for name, run, documented in found
     }
+
+
+def _naming(run: Callable[..., api.Result], workspaces: Mapping[str, list[str]]) -> Callable[..., api.Result]:
+    """``run`` with each ``@name`` of a call's ``path`` replaced by the roots of that workspace of the server's
+    file; an unknown name is bad input naming the known ones (raised inside the call: ``api.call`` answers it)."""
+
+    @functools.wraps(run)  # its signature stays the partial's: ``api.call`` reads the required arguments there
+    def named(**options: Any) -> api.Result:
+        if "path" in options:
+            options["path"] = settings.named_paths(options["path"], workspaces)
+        return run(**options)
+
+    return named
 
 
 def _description(function: Callable[..., Any]) -> str:
@@ -204,14 +221,19 @@ def serve(
     model: str | None,
     base_url: str | None,
     cache: bool | None,
+    workspaces: Mapping[str, list[str]] | None = None,
 ) -> None:
-    """Serve over stdin/stdout until the client closes stdin; ``path`` several roots: their workspace. A project
-    path that does not exist fails here, at start, not at every call."""
+    """Serve over stdin/stdout until the client closes stdin; ``path`` several roots: their workspace;
+    ``workspaces`` the named ones of the user's ``--workspace`` file, which a call names as ``path="@name"``. A
+    project path that does not exist fails here, at start, not at every call."""
     given = [path] if path is None or isinstance(path, str) else list(path)
     roots = [str(settings.project_root(p)) for p in given]
     root = roots[0] if len(roots) == 1 else roots
     index.refresh_in_background()  # a long-lived process: a search never waits for a long refresh
-    server = _server(_tools(root=root, db=db, provider=provider, model=model, base_url=base_url, cache=cache))
+    tools = _tools(
+        root=root, db=db, provider=provider, model=model, base_url=base_url, cache=cache, workspaces=workspaces or {}
+    )
+    server = _server(tools)
 
     async def run() -> None:
         with _stdout_for_protocol_only() as protocol:

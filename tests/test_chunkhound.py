@@ -3,18 +3,25 @@ neither side locks the other out when it should not."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shutil
 import subprocess
 import sys
 import time
+from collections.abc import AsyncIterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
 
 import pytest
 from conftest import SAMPLE, ranked
 
 import onetool_code
 from onetool_code.source import file_text
+
+if TYPE_CHECKING:
+    from mcp import ClientSession
 
 pytestmark = pytest.mark.chunkhound
 
@@ -252,13 +259,53 @@ def _found_by_chunkhound(session, pattern: str):
     return ask
 
 
+@contextlib.asynccontextmanager
+async def chunkhound_mcp(
+    chunkhound, roots: Sequence[Path], errlog: TextIO, env: Mapping[str, str] | None = None
+) -> AsyncIterator[list[ClientSession]]:
+    """A session with ``chunkhound mcp`` on each of ``roots`` (its daemon holds the index read-write all the time
+    and re-indexes saved files), the servers started side by side: starting is most of their cost. On leaving,
+    each process that held an index is stopped by its PID (a daemon may outlive its client), and the indexes are
+    free again."""
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    from onetool_code.index import database as index
+
+    dbs = [root / ".chunkhound" / "db" / "chunks.db" for root in roots]
+    holders: set[int | None] = set()
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            sessions = []
+            for root in roots:
+                params = StdioServerParameters(
+                    command=str(chunkhound.executable), args=["mcp", str(root)], env=chunkhound.environ(env),
+                    cwd=str(root),
+                )  # fmt: skip
+                read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
+                sessions.append(await stack.enter_async_context(ClientSession(read, write)))
+            async with anyio.create_task_group() as starting:
+                for session in sessions:
+                    starting.start_soon(session.initialize)
+            try:
+                yield sessions
+            finally:
+                holders.update(index.writer(db) for db in dbs)
+    finally:
+        holders.update(index.writer(db) for db in dbs)
+        for pid in holders - {None}:
+            subprocess.run(["kill", str(pid)], check=False)
+        deadline = time.monotonic() + 30
+        while any(index.writer(db) is not None for db in dbs) and time.monotonic() < deadline:
+            time.sleep(0.2)
+
+
 def test_beside_chunkhounds_own_server_new_code_is_found_within_seconds_of_it(chunkhound, server, tmp_path):
     """``chunkhound mcp`` (its daemon holds the index read-write all the time and re-indexes saved files) on an
     index we have never read: status and search answer, and a new file and a renamed function are found by our
     command line within 5 s of ChunkHound's own server finding them. Its server stays healthy."""
     import anyio
-    from mcp import ClientSession
-    from mcp.client.stdio import StdioServerParameters, stdio_client
 
     from onetool_code.index import database as index
 
@@ -273,23 +320,14 @@ def test_beside_chunkhounds_own_server_new_code_is_found_within_seconds_of_it(ch
         assert done.returncode == 0, done.stderr
         return done.stdout
 
-    params = StdioServerParameters(
-        command=str(chunkhound.executable),
-        args=["mcp", str(root)],
-        env=chunkhound.environ(chunkhound.embedding_env(server.base_url)),
-        cwd=str(root),
-    )
     timings: dict[str, float] = {}
-    daemon = None
 
     async def scenario() -> None:
-        nonlocal daemon
         with (tmp_path / "chunkhound-stderr.txt").open("w") as errlog:
-            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
-                await session.initialize()
+            env = chunkhound.embedding_env(server.base_url)
+            async with chunkhound_mcp(chunkhound, [root], errlog, env) as (session,):
                 assert "backoff_delays" in await _found_by_chunkhound(session, "def backoff_delays")()
-                daemon = index.writer(db)
-                assert daemon is not None  # its daemon holds the index read-write
+                assert index.writer(db) is not None  # its daemon holds the index read-write
                 status = await anyio.to_thread.run_sync(lambda: ours("status"))
                 assert "Files: " in status and "Snapshot: of the index as it is" in status
                 first = await anyio.to_thread.run_sync(lambda: ours("search", "backoff_delays", "--mode", "lexical"))
@@ -316,15 +354,7 @@ def test_beside_chunkhounds_own_server_new_code_is_found_within_seconds_of_it(ch
                     timings[name] = time.monotonic() - theirs
                 assert "brand_new_daemon_function" in await _found_by_chunkhound(session, "def brand_new_\\w+")()
 
-    try:
-        anyio.run(scenario)
-    finally:
-        holder = index.writer(db)
-        for pid in {p for p in (daemon, holder) if p}:
-            subprocess.run(["kill", str(pid)], check=False)
-        deadline = time.monotonic() + 30
-        while index.writer(db) is not None and time.monotonic() < deadline:
-            time.sleep(0.2)
+    anyio.run(scenario)
     assert timings["new file"] <= 5 and timings["rename"] <= 5, timings
     log = (tmp_path / "chunkhound-stderr.txt").read_text()
     assert "Conflicting lock" not in log and "Could not set lock" not in log, log[-2000:]
