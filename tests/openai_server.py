@@ -118,6 +118,11 @@ class EmbeddingsServer:
 def _handler(state: EmbeddingsServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # The headers and the body leave in two writes: with Nagle's algorithm on, the body waits for the
+        # client's ACK of the headers, which Linux delays up to 40 ms on a kept-alive connection. A request soon
+        # after another then took 45 ms instead of 4 (bench/default_speed.py), a stall of this server's, not of
+        # the search it serves.
+        disable_nagle_algorithm = True
 
         def log_message(self, format: str, *args: object) -> None:  # silence stderr noise
             return
