@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -91,8 +92,10 @@ def file_text(data: bytes, mtime: float) -> FileText:
     return FileText(lines, len(data), mtime, xxhash.xxh3_64_hexdigest(data), shift, chunkhound_lines)
 
 
-# (xxh3 digest, size, language) -> the file's definitions; insertion order is age.
+# (xxh3 digest, size, language) -> the file's definitions; insertion order is age. The MCP server answers calls
+# on threads of their own: the lock keeps one call's eviction from iterating while another inserts.
 _outlines: dict[tuple[str, int, str], list[Definition]] = {}
+_outlines_lock = threading.Lock()
 
 
 class SourceFiles:
@@ -142,9 +145,11 @@ class SourceFiles:
         if found is None:
             from onetool_code.definitions import outline
 
-            found = _outlines[key] = outline("\n".join(text.lines), language)
-            while len(_outlines) > OUTLINES_KEPT:
-                _outlines.pop(next(iter(_outlines)), None)
+            found = outline("\n".join(text.lines), language)  # parsed outside the lock: threads parse at once
+            with _outlines_lock:
+                _outlines[key] = found
+                while len(_outlines) > OUTLINES_KEPT:
+                    del _outlines[next(iter(_outlines))]
         return found
 
     def window(self, rel_path: str, start_line: int, end_line: int) -> list[str]:

@@ -161,3 +161,39 @@ def test_an_index_or_wal_that_is_a_fifo_is_refused_without_blocking(project):
     os.mkfifo(project.db)
     answer = answered_within(30, lambda: onetool_code.status(path=str(project.root)))
     assert answer == f"Error: {project.db} is not a regular file, so not part of an index"
+
+
+def test_outlines_of_many_threads_at_once_share_the_process_cache(tmp_path, monkeypatch):
+    """The MCP server answers calls on threads of their own, and each places its hits in their files' outlines,
+    which one cache keeps for the process: one thread's eviction must not break on another's insertion."""
+    import sys
+    import threading
+
+    from onetool_code import source
+
+    for n in range(40):
+        (tmp_path / f"m{n}.py").write_text(f"class Holder{n}:\n    def method_{n}(self):\n        return {n}\n")
+    monkeypatch.setattr(source, "OUTLINES_KEPT", 3)  # every insertion evicts
+    failures: list[BaseException] = []
+    names: list[set[str]] = []
+
+    def outline_all(offset: int) -> None:
+        try:
+            files = SourceFiles(tmp_path)
+            for n in [(offset + k) % 40 for k in range(40)] * 25:
+                names.append({d.name for d in files.outline(f"m{n}.py", "python")} ^ {f"Holder{n}", f"method_{n}"})
+        except BaseException as exc:  # handed to the test's thread
+            failures.append(exc)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads hand over the GIL as often as CPython lets them
+    try:
+        threads = [threading.Thread(target=outline_all, args=(k * 7,)) for k in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert failures == []
+    assert len(names) == 8 * 1000 and not any(names)  # each outline is its own file's: no name missing or foreign
