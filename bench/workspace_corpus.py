@@ -8,7 +8,7 @@ and Flask (Python, tests included where the wheel has them), and the ``src/`` of
 (TypeScript) from npm: big and small, as a workspace is.
 The vectors are the test server's, not a real model's: a real model embeds 300,000 chunks in hours on 2 cores.
 
-Run from the repository root (about 40 minutes the first time on 2 cores; prints each project root)::
+Run from the repository root (about 25 minutes the first time on 2 cores with ``--jobs 2``; prints each project root)::
 
     .venv-test/bin/python bench/workspace_corpus.py
     .venv-test/bin/python bench/workspace_corpus.py --jobs 2    # two ChunkHound runs at a time

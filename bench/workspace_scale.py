@@ -19,7 +19,7 @@ page cache any other process mapping the same snapshots shares.
 
 Run from the repository root::
 
-    .venv-test/bin/python bench/workspace_corpus.py --jobs 2    # once, ~40 min on 2 cores
+    .venv-test/bin/python bench/workspace_corpus.py --jobs 2    # once, ~25 min on 2 cores
     .venv-test/bin/python bench/workspace_scale.py --blas-threads 1
 
 It prints Markdown and asserts nothing.
