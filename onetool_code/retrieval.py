@@ -4,6 +4,7 @@ or, for hybrid, the definitions the query names, its words and its meaning fused
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable, Sequence, Set
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -24,10 +25,20 @@ HYBRID_DEPTH = 100
 WIDEN = 4
 PER_FILE = 10
 
-# The semantic list of a hybrid search is ranked here while the caller's thread builds the lexical list and looks
-# the named definitions up: the matrix product is most of a search's time and numpy lets go of the GIL for it.
-# Threads are kept (starting one costs a GIL hand-over); a few, for the searches of several agents at once.
-_BESIDE = ThreadPoolExecutor(max_workers=4, thread_name_prefix="onetool-code semantic")
+
+def _new_pool() -> None:
+    """The threads the semantic list of a hybrid search is ranked on while the caller's thread builds the lexical
+    list and looks the named definitions up: the matrix product is most of a search's time and numpy lets go of
+    the GIL for it. Kept (starting a thread costs a GIL hand-over); a few, for the searches of several agents at
+    once. A forked child has none of its parent's threads but a copy of the pool that counts them as idle, which
+    would queue its work for no thread: it gets a pool of its own."""
+    global _BESIDE
+    _BESIDE = ThreadPoolExecutor(max_workers=4, thread_name_prefix="onetool-code semantic")
+
+
+_BESIDE: ThreadPoolExecutor
+_new_pool()
+os.register_at_fork(after_in_child=_new_pool)
 
 
 def check_queries(request: Request) -> None:

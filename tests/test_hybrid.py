@@ -3,6 +3,10 @@ index's life (built once per state of the file, kept outside the project, rebuil
 
 from __future__ import annotations
 
+import json
+import os
+import select
+import signal
 import time
 from pathlib import Path
 
@@ -358,3 +362,28 @@ def test_a_named_definition_survives_its_files_many_hits(tmp_path):
     validator += "func (v *defaultValidator) Engine() any {\n\treturn v.validate // Engine\n}\n"
     root = words_only(tmp_path, {"gin.go": engine, "binding/validator.go": validator, **users})
     assert top(root, None, "Engine")[0] == ("gin.go", "Engine")
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
+def test_a_process_forked_after_a_search_searches_as_its_parent(tmp_path, server):
+    """A host that forks after searching (a pre-forking server) gives the child none of the kept threads a hybrid
+    search ranks its semantic list on: the child's search must still answer, and alike."""
+    root = make_project(tmp_path, {"src/store.py": SOURCE, "tests/test_store.py": TESTS}, server.base_url)
+    expected = top(root, server.base_url, "save record")  # the parent's pool now holds an idle thread
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: answer through the pipe, then leave without running pytest's exit
+        try:
+            os.write(write, json.dumps(top(root, server.base_url, "save record")).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    ready, _, _ = select.select([read], [], [], 60)
+    if not ready:
+        os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    answer = os.read(read, 1 << 20) if ready else b""
+    os.close(read)
+    assert answer, "the forked child's search never answered"
+    assert [tuple(hit) for hit in json.loads(answer)] == expected
