@@ -138,6 +138,15 @@ class Filters:
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
 
+    def keeps_file(self, language: str | None, lower_path: str) -> bool:
+        """The file-level filters (language; include and exclude on the lowercased path), as ``filter_sql`` words
+        them, for a file already read."""
+        if self.languages and language not in self.languages:
+            return False
+        if self.include and not any(needle in lower_path for needle in self.include):
+            return False
+        return not any(needle in lower_path for needle in self.exclude)
+
 
 def filter_sql(filters: Filters) -> tuple[str, list[object]]:
     """``AND ...`` conditions over ``f`` (files) and ``c`` (chunks), and their parameters.

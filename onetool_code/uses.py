@@ -22,7 +22,7 @@ from pathlib import PurePosixPath
 from onetool_code import index, lookup
 from onetool_code.errors import BadInputError
 from onetool_code.hits import KINDS, FileRow, FileUses, Hit, Usages
-from onetool_code.names import definition_lines
+from onetool_code.names import defining_line
 from onetool_code.ranking import is_doc, is_test
 from onetool_code.schema import Filters
 from onetool_code.settings import Settings
@@ -64,12 +64,12 @@ def find(settings: Settings, written: str, filters: Filters) -> Usages:
 
     files, resolved = index.open(settings).search(read)
     pattern = re.compile(rf"(?<![\w$]){re.escape(name.identifier)}(?![\w$])")
-    defining = re.compile(definition_lines([name.identifier.lower()]))
+    defining = defining_line(name.identifier.lower())
     by_file: list[FileUses] = []
     definitions: list[tuple[str, int]] = []
     needle = name.identifier.encode()
     for f in files:
-        if not _kept(f, filters) or not sources.holds(f.path, needle):
+        if not filters.keeps_file(f.language, f.lower_path) or not sources.holds(f.path, needle):
             continue
         text = sources.read(f.path)
         if isinstance(text, Unread):
@@ -94,15 +94,6 @@ def _resolved(reader: index.Reader, sources: SourceFiles, written: str) -> list[
     if found.qualified:
         return [hit for hit in found.hits if hit.key in found.qualified]
     return [hit for hit in found.hits if hit.score == 1.0]
-
-
-def _kept(f: FileRow, filters: Filters) -> bool:
-    """The file-level filters, as ``schema.filter_sql`` words them (language; include and exclude on the path)."""
-    if filters.languages and f.language not in filters.languages:
-        return False
-    if filters.include and not any(needle in f.lower_path for needle in filters.include):
-        return False
-    return not any(needle in f.lower_path for needle in filters.exclude)
 
 
 def _lines(

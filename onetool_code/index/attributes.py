@@ -77,13 +77,7 @@ class Attributes:
         """The live rows the filters keep (None: all)."""
         if not (filters.languages or filters.chunk_types or filters.include or filters.exclude):
             return None if self.alive is None else np.flatnonzero(self.alive)
-        keep_file = np.ones(len(self.paths), dtype=bool)
-        if filters.languages:
-            keep_file &= _each(self.languages, lambda lang: lang in filters.languages)
-        if filters.include:
-            keep_file &= _each(self.lower_paths, lambda p: any(n in p for n in filters.include))
-        if filters.exclude:
-            keep_file &= _each(self.lower_paths, lambda p: not any(n in p for n in filters.exclude))
+        keep_file = np.fromiter(map(filters.keeps_file, self.languages, self.lower_paths), bool, len(self.paths))
         keep = keep_file[self.file_codes]
         if filters.chunk_types:
             keep &= _each(self.type_names, lambda t: t in filters.chunk_types)[self.type_codes]
