@@ -124,9 +124,9 @@ def _place(
     A workspace configured in OneTool (``tools.code.workspaces``) is named as ``path="@name"`` rather than by a
     parameter of its own: ``path`` is the one answer to "where", so a call cannot name two that disagree, and
     ``["@api", "~/src/web"]`` mixes a workspace with a root."""
-    roots = workspace.roots(settings.named_paths(path, settings.workspaces(host)))
-    if roots is None:
-        return _resolve(s, workspace.single(path), db, provider, model, base_url, cache, host), None
+    roots = workspace.place(path, settings.workspaces(host))
+    if not isinstance(roots, list):
+        return _resolve(s, roots, db, provider, model, base_url, cache, host), None
 
     def resolve(root: str) -> settings.Settings:
         return settings.resolve(
@@ -180,7 +180,8 @@ def run_related(
 ) -> Result:
     """The code most like the chunk at ``file``:``line``, by its stored vector: no embeddings request."""
     with span("code.related", file=file, line=line) as s:
-        resolved = _resolve(s, path, db, provider, model, base_url, cache, host)
+        root = workspace.one(path, settings.workspaces(host), "related")
+        resolved = _resolve(s, root, db, provider, model, base_url, cache, host)
         file, line = request.place(file, line)
         file = similar.indexed_path(resolved.project_root, file)
         req = request.parse(
@@ -215,7 +216,8 @@ def run_usages(
 ) -> Result:
     """Where ``name`` is used in the index, by file, its definitions left out: no embeddings request."""
     with span("code.usages", usage=name) as s:
-        resolved = _resolve(s, path, db, provider, model, base_url, cache, host)
+        root = workspace.one(path, settings.workspaces(host), "usages")
+        resolved = _resolve(s, root, db, provider, model, base_url, cache, host)
         written = request.name(name)
         req = request.parse(
             queries=written, batch=False, limit=None, offset=None, language=language, chunk_type=None,

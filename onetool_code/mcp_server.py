@@ -97,13 +97,13 @@ def _tools(
 ) -> dict[str, Tool]:
     """The tools for a server started on project ``root``, or on the workspace ``root`` lists: a call's
     ``path`` and ``db`` default to the server's (``related`` and ``usages``, which search one project, to its
-    first); the embedding settings and the cache are the user's, fixed for every call. A call of ``search``,
-    ``search_batch`` or ``status`` may name a workspace of the server's file (``--workspace FILE``) as
-    ``path="@name"``, as the pack names one of OneTool's config."""
+    first); the embedding settings and the cache are the user's, fixed for every call. A call of any tool may
+    name a workspace of the server's file (``--workspace FILE``) as ``path="@name"``, as the pack names one of
+    OneTool's config (``related`` and ``usages`` a workspace of one root)."""
     first = root if isinstance(root, str) else root[0]
-    path_doc = f"Project root (default: {first}; ~ and absolute paths work)."
     default = root if isinstance(root, str) else ", ".join(root)
     named = f"; or a workspace by name: {', '.join(f'@{name}' for name in workspaces)}" if workspaces else ""
+    path_doc = f"Project root (default: {first}; ~ and absolute paths work{named})."
     paths_doc = (
         f"Project root, or a list of project roots searched as one workspace, each hit named by its repository "
         f"(default: {default}; ~ and absolute paths work{named})."
@@ -128,7 +128,7 @@ def _tools(
     return {
         name: Tool(
             name=name,
-            run=_naming(run, workspaces) if parameters.PATHS in parameters.TOOLS[name] else run,
+            run=_naming(run, workspaces),
             parameters=tuple(shown.get(p, p) for p in parameters.TOOLS[name]),
             description=_description(documented),
         )

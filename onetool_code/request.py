@@ -109,6 +109,8 @@ def _text(parameter: Parameter, value: object) -> str:
     if not isinstance(value, str) or not value.strip():
         raise BadInputError(f"{parameter.name} must be non-empty text, got {value!r}")
     text = value.strip()
+    if "\x00" in text:  # no file name or identifier holds one, and the system calls refuse it
+        raise BadInputError(f"{parameter.name} must not hold a NUL character")
     assert parameter.high is not None
     if len(text) > parameter.high:
         raise BadInputError(

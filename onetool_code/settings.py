@@ -330,10 +330,15 @@ def project_root(path: str | None) -> Path:
     else:
         candidate = Path(str(path).strip()).expanduser()
         root = candidate if candidate.is_absolute() else base / candidate
-    root = root.resolve()
-    if not root.exists():
+    try:
+        root = root.resolve()
+        found, folder = root.exists(), root.is_dir()
+    except (OSError, RuntimeError) as exc:  # a symlink loop (RuntimeError before Python 3.13), a name too long
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "a symbolic link that loops"
+        raise BadInputError(f"Project path cannot be used: {root} ({reason})") from None
+    if not found:
         raise BadInputError(f"Project path does not exist: {root}")
-    if not root.is_dir():
+    if not folder:
         raise BadInputError(f"Project path is not a directory: {root}")
     return root
 

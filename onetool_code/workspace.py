@@ -10,7 +10,7 @@ repository by a label: its folder name, made unique when two are equal.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -40,21 +40,43 @@ class Found:
     notice: str | None
 
 
-def roots(path: object) -> list[str] | None:
-    """The project roots a ``path`` argument names when it names several, or None for one project (a string, or
-    a list of one: answered exactly as that string)."""
+def place(path: object, named: Mapping[str, list[str]]) -> str | list[str] | None:
+    """What a call's ``path`` names: one project root (None: the default one), or the roots of a workspace.
+
+    Each ``@name`` is that workspace's roots here, at the entry, whatever their number: a one-root workspace is
+    its root, never a folder called ``@name`` in the current directory. Roots that are the same folder
+    (``api``, ``api/``, a symlink to it) are searched once, under the first one's name; a list left with one
+    root is answered exactly as that root alone."""
+    path = settings.named_paths(path, named)
     if path is None or isinstance(path, str):
-        return None
+        return path
     if not isinstance(path, (list, tuple)) or not all(isinstance(p, str) and p.strip() for p in path):
         raise BadInputError("path must be a project root, or a list of project roots (non-empty texts)")
     if not 1 <= len(path) <= MAX_REPOSITORIES:
         raise BadInputError(f"path names {len(path)} projects; give 1 to {MAX_REPOSITORIES}")
-    return None if len(path) == 1 else list(path)
+    distinct: dict[str, str] = {}
+    for root in path:
+        distinct.setdefault(_folder(root), root)
+    roots = list(distinct.values())
+    return roots[0] if len(roots) == 1 else roots
 
 
-def single(path: object) -> str | None:
-    """The one project root of a ``path`` argument that is not a workspace (a list of one is its root)."""
-    return path[0] if isinstance(path, (list, tuple)) else path  # type: ignore[return-value]
+def one(path: object, named: Mapping[str, list[str]], tool: str) -> str | None:
+    """The one project root of a tool that searches one project (``related``, ``usages``); a workspace of
+    several is bad input naming its roots."""
+    where = place(path, named)
+    if isinstance(where, list):
+        raise BadInputError(f"{tool} searches one project, and path names {len(where)}: give one of {', '.join(where)}")
+    return where
+
+
+def _folder(root: str) -> str:
+    """The folder a root names, to tell two spellings of one apart; a root that names none keeps its text (its
+    problem is reported when it is resolved)."""
+    try:
+        return str(settings.project_root(root))
+    except OneToolCodeError:
+        return root
 
 
 def members(paths: Sequence[str], resolve: Callable[[str], settings.Settings]) -> list[Member]:

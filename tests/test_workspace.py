@@ -329,18 +329,22 @@ def test_a_real_chunkhound_index_held_by_a_writer_is_one_member(chunkhound, chun
 @pytest.mark.onetool
 def test_onetool_searches_a_workspace_of_its_config_and_a_list(repos, tmp_path, monkeypatch):
     """Through the real OneTool: ``path="@shop"`` from ``tools.code.workspaces``, and a list written in the
-    call, each exactly the library's answer."""
+    call, each exactly the library's answer; ``path="@one"``, a workspace of one root, is that root for
+    ``related`` too, though the current directory holds a folder called ``@one`` (issue 32, item 2)."""
     from tooling.onetool_env import ensure_onetool
 
-    config = {"base_url": repos.base_url, "workspaces": {"shop": repos.paths[:2]}}
+    (tmp_path / "@one").mkdir()
+    config = {"base_url": repos.base_url, "workspaces": {"shop": repos.paths[:2], "one": [repos.paths[2]]}}
     with ensure_onetool(Path(__file__).resolve().parent.parent).serve(
         tmp_path, tools_dir=[Path(pack.__file__)], tool_config=config, env={"OT_CWD": str(tmp_path)}
     ) as client:
         named = client.run('code.search(query="renderCart", path="@shop")').body
         listed = client.run(f'code.search(query="RouteRequest", path={json.dumps(repos.paths)})').body
+        one = client.run('code.related(file="router/route.go", line=6, path="@one")').body
     assert named == api.search(query="renderCart", path=repos.paths[:2], base_url=repos.base_url)
     assert listed == api.search(query="RouteRequest", path=repos.paths, base_url=repos.base_url)
     assert "storefront:src/cart.ts" in named and "gateway:router/route.go" in listed
+    assert one == api.related(file="router/route.go", line=6, path=repos.paths[2], base_url=repos.base_url)
 
 
 def test_a_page_cut_by_the_budget_names_an_offset_that_skips_nothing(repos):
