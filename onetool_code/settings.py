@@ -390,9 +390,23 @@ def _database_file(root: Path, value: str) -> Path:
     ``.duckdb`` or is an existing regular file."""
     target = Path(value).expanduser()
     target = target if target.is_absolute() else root / target
-    if target.is_file() or target.suffix in {".db", ".duckdb"}:
+    if target.suffix in {".db", ".duckdb"}:
+        return _findable(target)
+    if _findable(target).is_file():
         return target
-    return target / schema.DB_FILE_NAME
+    return _findable(target / schema.DB_FILE_NAME)
+
+
+def _findable(path: Path) -> Path:
+    """``path``, if the system can look it up (whether or not it exists): a name over 255 bytes or a loop of
+    symbolic links (the user's ``--db`` or a repository's ``database.path``) is one clear error, not a crash."""
+    try:
+        path.stat()
+    except (FileNotFoundError, NotADirectoryError, PermissionError):
+        pass
+    except OSError as exc:
+        raise BadInputError(f"the index path cannot be used: {path} ({exc.strerror or exc})") from None
+    return path
 
 
 def _embedding_setting(
@@ -625,10 +639,11 @@ def workspace_file(path: str) -> tuple[Workspaces, list[str] | None]:
     purpose must be one: anything else is an error naming it."""
     import yaml  # JSON is YAML; only this option pays for the import
 
-    file = Path(path).expanduser().resolve()
+    file = Path(path).expanduser().absolute()
     try:
+        file = file.resolve()
         data = yaml.safe_load(read_regular(file, SMALL_FILE).decode("utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError) as exc:
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError, RuntimeError) as exc:
         raise BadInputError(f"cannot read the workspace file {file}: {exc}") from exc
     if isinstance(data, list):
         return {}, _roots(data, str(file), file.parent)

@@ -182,3 +182,22 @@ def test_the_mcp_server_answers_a_root_that_cannot_be_used_in_one_line(repos, tm
     search, related = talk(tmp_path, ["--path", repos.paths[0]], scenario)
     assert search.isError and text(search) == f"Error: Project path cannot be used: {loop} (a symbolic link that loops)"
     assert related.isError and text(related) == "Error: file must not hold a NUL character"
+
+
+def test_an_index_path_that_cannot_be_used_is_one_line(repos, tmp_path):
+    """The user's ``db`` or a repository's ``database.path`` over 255 bytes, or through a loop of links; a
+    workspace file that is a loop."""
+    loop = _loop(tmp_path)
+    root = Path(repos.paths[0])
+    for db in (LONG_NAME, f"{LONG_NAME}.db", f"{loop}/chunks.db"):
+        answer = api.search(query="charge_invoice", path=str(root), db=db, mode="lexical")
+        assert answer.startswith(f"Error: the index path cannot be used: {root / db} ("), answer
+    hostile = _project(tmp_path, "hostile", {"a.py": "x = 1\n"}, {"database": {"path": LONG_NAME}})
+    assert api.status(path=str(hostile)) == (
+        f"Error: the index path cannot be used: {hostile / LONG_NAME} (File name too long)"
+    )
+    done = _run("search", "x", "--workspace", str(loop), cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (
+        2,
+        f"Error: cannot read the workspace file {loop}: Symlink loop from '{loop}'\n",
+    )
