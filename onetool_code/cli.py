@@ -12,11 +12,11 @@ import os
 import sys
 import textwrap
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, NoReturn
 
-from onetool_code import agents, api, formatting, parameters, settings
+from onetool_code import advice, agents, api, formatting, parameters, settings
 from onetool_code.errors import BadInputError, OneToolCodeError
 from onetool_code.spans import LOGGER_NAME
 
@@ -153,8 +153,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.command == "agents":
         return _agents(args)
+    # Messages name flags; the MCP server's calls, answered inside this call, name parameters.
+    speaking = nullcontext() if args.command == "mcp" else advice.on_command_line()
     try:
-        with _spans_shown(args):
+        with _spans_shown(args), speaking:
             result = _run(args)
     except OneToolCodeError as exc:
         print(formatting.render_error(str(exc), "text"), file=sys.stderr)

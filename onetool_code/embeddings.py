@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from onetool_code import advice, transport
 from onetool_code import settings as config
-from onetool_code import transport
 from onetool_code.errors import EmbeddingError, MissingKeyError, Stalled
 from onetool_code.settings import MAX_RETRIES, PROJECT_CONFIG, Settings
 
@@ -38,11 +38,12 @@ from onetool_code.settings import MAX_RETRIES, PROJECT_CONFIG, Settings
 _PLACEHOLDER_KEY = "not-needed"
 
 
-def missing_key(settings: Settings) -> str:
+def missing_key(settings: Settings, instead: str | None = None) -> str:
+    """``instead``: what works without a key where the caller is (a search in words, by default)."""
+    instead = instead or f"{advice.option('mode', 'lexical')} searches without one."
     return (
         f"{settings.key_name} not configured in secrets.yaml (required for code search embeddings). "
-        f"Add it to secrets.yaml, or set the {settings.key_name} environment variable; "
-        'mode="lexical" searches without one.'
+        f"Add it to secrets.yaml, or set the {settings.key_name} environment variable; {instead}"
     )
 
 
@@ -212,8 +213,8 @@ def _status_failure(
                 f"The embeddings API at {where} wants an API key (401). That server is named only by the "
                 f"project's {PROJECT_CONFIG}, so your own {settings.key_name} is not sent to it (a repository must "
                 "not be able to collect keys). If you trust it, name it in your own settings (base_url=..., "
-                '--base-url, tools.code.base_url or CHUNKHOUND_EMBEDDING__BASE_URL). mode="lexical" searches '
-                "without a key."
+                f"--base-url, tools.code.base_url or CHUNKHOUND_EMBEDDING__BASE_URL). {advice.option('mode', 'lexical')} "
+                "searches without a key."
             )
         return EmbeddingError(
             f"The embeddings API at {where} rejected the API key (401). Check {settings.key_name} ({key_source})."

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from onetool_code import advice
 from onetool_code.hits import Usages
 from onetool_code.index import SnapshotInfo
 from onetool_code.report import StatusReport
@@ -157,7 +158,8 @@ def _echo(request: Request, limit: int = QUERY_ECHO_CHARS) -> str:
 def _hint(view: _View, request: Request) -> str:
     return (
         f"Left out to stay within {request.max_bytes:,} bytes: {', '.join(view.left_out)}. "
-        f'For more: a smaller limit, content="always" with limit=1, expand=N, or max_bytes={request.max_bytes * 2}.'
+        f"For more: a smaller {advice.parameter('limit')}, {advice.option('content', 'always')} with "
+        f"{advice.option('limit', 1)}, {advice.option('expand', 5)}, or {advice.option('max_bytes', request.max_bytes * 2)}."
     )
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from onetool_code import parameters, schema
+from onetool_code import advice, parameters, schema
 from onetool_code.errors import BadInputError, EmbeddingError, OneToolCodeError
 from onetool_code.reading import SMALL_FILE, is_regular, read_regular
 from onetool_code.spans import note
@@ -275,7 +275,7 @@ def _unusable(
         if _embedding_setting(name, None, tool, embedding)[0] is not None:
             return (
                 f"Azure OpenAI (embedding.{name}) is not supported: no query is embedded, and no key is sent. "
-                'mode="lexical" searches without embeddings.'
+                f"{advice.option('mode', 'lexical')} searches without embeddings."
             )
     return None
 

@@ -12,7 +12,7 @@ from pathlib import Path, PurePosixPath
 
 import numpy as np
 
-from onetool_code import index, ranking
+from onetool_code import advice, index, ranking
 from onetool_code.engine import Ranked
 from onetool_code.errors import BadInputError, ModelNotInIndexError
 from onetool_code.hits import Hit
@@ -45,7 +45,8 @@ def run(settings: Settings, request: Request, file: str, line: int) -> Ranked:
     depth = request.offset + request.limit + 2  # one more to tell a next page, one for the chunk itself
 
     def like(view: index.View) -> Ranked:
-        chosen = index.embedding_set(view.layout, settings)
+        instead = f"related ranks by stored vectors; search by words instead: {advice.search_in_words()}"
+        chosen = index.embedding_set(view.layout, settings, without=instead)
         view.check_languages(request.filters)
         with view.reader() as reader:
             if reader.holding(path, line) is None:
@@ -85,7 +86,7 @@ def _first_with_vector(
             return chunk_id, vector
     raise ModelNotInIndexError(
         f"the chunk at {path}:{line} has no vector of {chosen.provider}/{chosen.model} in the index "
-        "(indexed without embeddings?): related needs one; search it by words instead"
+        f"(indexed without embeddings?): related needs one; search by words instead: {advice.search_in_words()}"
     )
 
 

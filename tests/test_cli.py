@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import onetool_code
-from onetool_code import agents, cli
+from onetool_code import advice, agents, cli
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -64,7 +64,8 @@ def test_errors_exit_one_with_one_message_on_stderr(capsys, tmp_path):
     assert err == (
         f"Error: Project not indexed. Run: chunkhound index {root} (expected database at: "
         f"{root / '.chunkhound/db/chunks.db'}; or build a compatible index with: python -m onetool_code index "
-        f"{root})\n"
+        f"{root}, or without an embeddings key, enough for words: python -m onetool_code index {root} "
+        "--no-embeddings)\n"
     )
 
 
@@ -170,7 +171,8 @@ def test_search_like_is_related(capsys, sample_index):
     root = str(sample_index.root)
     code, out, err = run(capsys, "search", "--like", "src/bookshelf/retry.py:40", "--path", root, "--limit", "3")
     assert (code, err) == (0, "")
-    assert out == onetool_code.related(file="src/bookshelf/retry.py", line=40, path=root, limit=3) + "\n"
+    with advice.on_command_line():  # the budget's hint names flags
+        assert out == onetool_code.related(file="src/bookshelf/retry.py", line=40, path=root, limit=3) + "\n"
 
 
 def test_usages_prints_the_files_that_use_a_name(capsys, sample_index):

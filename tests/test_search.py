@@ -245,7 +245,8 @@ def test_not_indexed(tmp_path):
     assert answer == (
         f"Error: Project not indexed. Run: chunkhound index {tmp_path.resolve()} (expected database at: "
         f"{tmp_path.resolve()}/.chunkhound/db/chunks.db; or build a compatible index with: python -m onetool_code "
-        f"index {tmp_path.resolve()})"
+        f"index {tmp_path.resolve()}, or without an embeddings key, enough for words: python -m onetool_code index "
+        f"{tmp_path.resolve()} --no-embeddings)"
     )
     assert onetool_code.status(path=str(tmp_path)).startswith("Error: Project not indexed.")
 
@@ -269,7 +270,12 @@ def test_db_pointing_at_a_directory_uses_its_chunks_db(sample_index, tmp_path):
 
 def test_db_missing_path(tmp_path):
     answer = onetool_code.search(query=QUERY, path=str(tmp_path), db="nowhere/x.db", mode="lexical")
-    assert answer.startswith("Error: Project not indexed.") and f"{tmp_path.resolve()}/nowhere/x.db" in answer
+    named = tmp_path.resolve() / "nowhere/x.db"
+    assert answer == (
+        f"Error: No index at {named}, the index file named by db (or tools.code.db, the project's .chunkhound.json, "
+        f"CHUNKHOUND_DATABASE__PATH): check that path, or write the index there with chunkhound index "
+        f"{tmp_path.resolve()} --db {named}"
+    )
 
 
 def test_truncated_index(project):
@@ -417,7 +423,7 @@ def test_connection_is_closed_after_every_call(project):
         ({"query": ""}, "Error: query is empty"), ({"query": "x" * 2001}, "Error: query is 2,001 characters long"),
         ({"limit": 0}, "Error: limit must be"), ({"limit": 101}, "Error: limit must be"),
         ({"limit": "ten"}, "Error: limit must be"), ({"chunk_type": "widget"}, "Error: unknown chunk_type 'widget'"),
-        ({"language": "klingon"}, "Error: unknown language 'klingon'"), ({"db": "missing.db"}, "Error: Project not indexed"),
+        ({"language": "klingon"}, "Error: unknown language 'klingon'"), ({"db": "missing.db"}, "Error: No index at"),
         ({"exclude": "%_'\""}, "Found "),  # quotes and LIKE wildcards are plain characters of a path
     ],
 )  # fmt: skip

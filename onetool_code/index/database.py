@@ -14,6 +14,7 @@ from __future__ import annotations
 import fcntl
 import os
 import re
+import shlex
 import struct
 import sys
 import threading
@@ -26,7 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from onetool_code import schema
+from onetool_code import advice, schema
 from onetool_code.errors import IndexLockedError, IndexUnreadableError, ModelNotInIndexError, NotIndexedError
 from onetool_code.hits import FileRow, FileState, Hit
 from onetool_code.reading import is_regular
@@ -68,9 +69,10 @@ class Layout:
     embedding_sets: tuple[EmbeddingSet, ...]
 
 
-def embedding_set(layout: Layout, settings: Settings) -> EmbeddingSet:
+def embedding_set(layout: Layout, settings: Settings, without: str | None = None) -> EmbeddingSet:
     """The vectors a search compares its query with, matched on provider, model and dims (one model can be stored
-    at several dims); an error listing what the index holds otherwise.
+    at several dims); an error listing what the index holds otherwise. ``without``: what works, where the caller
+    is, on an index that holds no vectors at all (a search in words, by default).
 
     ChunkHound 6.1's rule when nothing names a model: the index's own record (``settings.resolve`` read it), else
     the set with the most vectors. That set is taken here when it is the configured provider's; another provider's
@@ -92,7 +94,8 @@ def embedding_set(layout: Layout, settings: Settings) -> EmbeddingSet:
     if largest is None:
         raise ModelNotInIndexError(
             f"The index {layout.db_path} holds no embeddings at all (indexed without them?), so it cannot be "
-            f'searched for {wanted}. Use mode="lexical", or index with an embedding provider.'
+            f"searched for {wanted}. {without or 'Use ' + advice.option('mode', 'lexical')}, or index with an "
+            "embedding provider."
         )
     held = "; ".join(s.describe() for s in layout.embedding_sets)
     raise ModelNotInIndexError(
@@ -135,9 +138,18 @@ def process_name(pid: int) -> str:
 
 
 def not_indexed(project_root: Path, db_path: Path) -> NotIndexedError:
+    """Nothing of the index exists: each step named works as written (our indexer wants a key for vectors, and
+    a file named elsewhere than ChunkHound's default is written there only when named again)."""
+    if db_path != project_root / ".chunkhound" / "db" / schema.DB_FILE_NAME:
+        return NotIndexedError(
+            f"No index at {db_path}, the index file named by {advice.parameter('db')} (or tools.code.db, the project's "
+            f".chunkhound.json, CHUNKHOUND_DATABASE__PATH): check that path, or write the index there with "
+            f"chunkhound index {shlex.quote(str(project_root))} --db {shlex.quote(str(db_path))}"
+        )
     return NotIndexedError(
         f"Project not indexed. Run: chunkhound index {project_root} (expected database at: {db_path}; or build "
-        f"a compatible index with: python -m onetool_code index {project_root})"
+        f"a compatible index with: {advice.index_command(project_root)}, or without an embeddings key, enough for "
+        f"words: {advice.index_command(project_root, embeddings=False)})"
     )
 
 

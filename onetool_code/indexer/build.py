@@ -19,8 +19,9 @@ from pathlib import Path
 import numpy as np
 import xxhash
 
-from onetool_code.embeddings import embed
-from onetool_code.errors import BadInputError
+from onetool_code import advice
+from onetool_code.embeddings import embed, missing_key
+from onetool_code.errors import BadInputError, MissingKeyError
 from onetool_code.indexer import writer
 from onetool_code.indexer.chunker import chunk_file
 from onetool_code.indexer.walk import MAX_FILE_SIZE, SourceFile, read_file, walk
@@ -250,7 +251,11 @@ class _Build:
         parts: list[np.ndarray] = []
         for start in range(0, len(texts), self.batch):
             batch = texts[start : start + self.batch]
-            parts.append(embed(batch, self.settings, batch_size=self.batch))
+            try:
+                parts.append(embed(batch, self.settings, batch_size=self.batch))
+            except MissingKeyError:  # a search's advice (words need no key) is the indexer's flag here
+                instead = f"an index without them, enough to search by words, needs none: {advice.index_command(self.root, embeddings=False)}"
+                raise MissingKeyError(missing_key(self.settings, instead)) from None
             self.bar.advance(len(batch))
         vectors = np.vstack(parts)
         plan.new_vectors = vectors[: len(new_texts)]
