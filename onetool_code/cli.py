@@ -16,10 +16,14 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, NoReturn
 
-from onetool_code import advice, agents, api, formatting, parameters, settings
+from onetool_code import advice, agents, api, formatting, parameters, settings, workspace
 from onetool_code.errors import BadInputError, OneToolCodeError
 from onetool_code.spans import LOGGER_NAME
 
+# --path means one thing everywhere: each one given is a root; a command that works on one project takes it
+# repeated only when every one names the same folder (``status``, ``search``, ``batch`` and ``mcp`` search them
+# all, as a workspace).
+ONE_PROJECT = "Repeated, each must name the same folder: this command works on one project."
 EXAMPLES = """examples:
   python -m onetool_code status --path ~/src/myproject
   python -m onetool_code search "parse config file" --path ~/src/myproject --limit 5
@@ -120,7 +124,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     agent.add_argument("agent", metavar="NAME", help=f"the agent: {', '.join(agents.AGENTS)}")
     agent.add_argument("--write", action="store_true", help="add them, as a marked section, where the agent reads")
-    agent.add_argument("--path", help="project root to write into (default: $OT_CWD or the cwd)")
+    agent.add_argument(
+        "--path", action="append", help=f"project root to write into (default: $OT_CWD or the cwd). {ONE_PROJECT}"
+    )
     commands.add_parser("pack-path", help="print the pack file to list in OneTool's tools_dir")
     return parser
 
@@ -132,6 +138,8 @@ def _flags(parser: argparse.ArgumentParser, *described: parameters.Parameter) ->
             parser.add_argument(p.flag, action=argparse.BooleanOptionalAction, default=None, help=p.doc)
         elif p.type == "paths":  # --path A --path B: a workspace
             parser.add_argument(p.flag, action="append", help=p.doc)
+        elif p is parameters.PATH:  # one rule for --path: repeated, it is a list; here, of one folder
+            parser.add_argument(p.flag, action="append", help=f"{p.doc} {ONE_PROJECT}")
         else:
             parser.add_argument(p.flag, help=p.doc)
 
@@ -152,7 +160,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(Path(__file__).with_name("pack.py"))
         return 0
     if args.command == "agents":
-        return _agents(args)
+        with advice.on_command_line():
+            return _agents(args)
     # Messages name flags; the MCP server's calls, answered inside this call, name parameters.
     speaking = nullcontext() if args.command == "mcp" else advice.on_command_line()
     try:
@@ -260,21 +269,14 @@ def _like(args: argparse.Namespace) -> dict[str, Any]:
     if not colon or not file:
         raise BadInputError(f"--like takes FILE:LINE (src/app.py:42), got {args.like!r}")
     given = {p.name: getattr(args, p.name) for p in parameters.RELATED if p.name not in ("file", "line")}
-    return {"file": file, "line": line, **given, "path": _one_path(args.path, "--like")}
-
-
-def _one_path(paths: list[str] | None, command: str) -> str | None:
-    """The project of a command that searches one (``--path`` given once, or not at all)."""
-    if paths and len(paths) > 1:
-        raise BadInputError(f"{command} searches one project: give --path once")
-    return paths[0] if paths else None
+    return {"file": file, "line": line, **given, "path": workspace.one(args.path, {}, "search --like")}
 
 
 def _agents(args: argparse.Namespace) -> int:
     """Print an agent's instructions, or write them into the project; an error is one line on stderr."""
     try:
         if args.write:
-            print(agents.write(args.agent, args.path))
+            print(agents.write(args.agent, workspace.one(args.path, {}, "agents --write")))
         else:
             print(agents.instructions(args.agent), end="")
     except OneToolCodeError as exc:
@@ -286,7 +288,8 @@ def _agents(args: argparse.Namespace) -> int:
 def _index(args: argparse.Namespace, embedding: dict[str, str | None]) -> str:
     from onetool_code.indexer import build_index
 
-    resolved = settings.resolve(path=args.project or args.path, db=args.db, **embedding)
+    root = args.project or workspace.one(args.path, {}, "index")
+    resolved = settings.resolve(path=root, db=args.db, **embedding)
     summary = build_index(resolved, embeddings=not args.no_embeddings, drop_hnsw=args.drop_hnsw)
     return summary.describe()
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from onetool_code import engine, query_vectors, report, settings, shaping
+from onetool_code import advice, engine, query_vectors, report, settings, shaping
 from onetool_code.errors import BadInputError, OneToolCodeError
 from onetool_code.names import match_tokens
 from onetool_code.request import Request
@@ -62,11 +62,14 @@ def place(path: object, named: Mapping[str, list[str]]) -> str | list[str] | Non
 
 
 def one(path: object, named: Mapping[str, list[str]], tool: str) -> str | None:
-    """The one project root of a tool that searches one project (``related``, ``usages``); a workspace of
-    several is bad input naming its roots."""
+    """The one project root of a tool that works on one project (``related``, ``usages``, the indexer); a
+    workspace of several is bad input naming its roots."""
     where = place(path, named)
     if isinstance(where, list):
-        raise BadInputError(f"{tool} searches one project, and path names {len(where)}: give one of {', '.join(where)}")
+        raise BadInputError(
+            f"{tool} works on one project, and {advice.parameter('path')} names {len(where)}: give one of "
+            f"{', '.join(where)}"
+        )
     return where
 
 

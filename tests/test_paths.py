@@ -65,9 +65,9 @@ def test_a_one_root_workspace_is_its_root_for_every_tool(repos, decoy):
 def test_a_workspace_of_several_roots_is_refused_by_the_one_project_tools(repos):
     host = _host(repos, {"shop": repos.paths[:2]})
     answer = api.usages(name="render", path="@shop", host=host)
-    assert answer == f"Error: usages searches one project, and path names 2: give one of {', '.join(repos.paths[:2])}"
+    assert answer == f"Error: usages works on one project, and path names 2: give one of {', '.join(repos.paths[:2])}"
     assert api.related(file="billing/tax.py", line=1, path="@shop", host=host).startswith(
-        "Error: related searches one project, and path names 2: give one of "
+        "Error: related works on one project, and path names 2: give one of "
     )
 
 
@@ -201,3 +201,26 @@ def test_an_index_path_that_cannot_be_used_is_one_line(repos, tmp_path):
         2,
         f"Error: cannot read the workspace file {loop}: Symlink loop from '{loop}'\n",
     )
+
+
+def test_a_repeated_path_is_one_rule_for_every_command(repos, tmp_path):
+    """``--path`` twice: the workspace commands search both; the one-project commands take the same folder twice
+    and refuse two, naming them; ``--help`` says so (issue 36, item 8)."""
+    billing, storefront = repos.paths[0], repos.paths[1]
+    for command, args in (
+        ("usages", ["usages", "charge_invoice"]),
+        ("search --like", ["search", "--like", "billing/tax.py:1"]),
+        ("index", ["index", "--no-embeddings"]),
+        ("agents --write", ["agents", "claude", "--write"]),
+    ):
+        two = _run(*args, "--path", billing, "--path", storefront, cwd=tmp_path)
+        assert (two.returncode, two.stderr) == (
+            2,
+            f"Error: {command} works on one project, and --path names 2: give one of {billing}, {storefront}\n",
+        )
+        if args[0] in ("usages", "index"):
+            helped = _run(args[0], "--help", cwd=tmp_path).stdout
+            assert "Repeated, each must name the same folder" in " ".join(helped.split())
+    once = _run("usages", "charge_invoice", "--path", billing, cwd=tmp_path)
+    twice = _run("usages", "charge_invoice", "--path", billing, "--path", billing + "/", cwd=tmp_path)
+    assert (twice.returncode, twice.stdout) == (0, once.stdout) and once.stdout
