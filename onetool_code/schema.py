@@ -17,9 +17,21 @@ ROOT_SIDECAR_SUFFIX = ".root.json"
 EMBEDDING_SIDECAR_SUFFIX = ".embedding.json"
 # DuckDB writes uncommitted changes to ``<file>.wal``; a WAL left beside the file changes what a reader sees.
 WAL_SUFFIX = ".wal"
-# ChunkHound 6.1's compaction (PR #339): the file is moved to ``chunks.db.compact_backup``, rebuilt into
-# ``chunks.db.compact_new`` and that renamed into place; until then there is no ``chunks.db``.
-COMPACTION_SUFFIXES = (".compact_backup", ".compact_new")
+# Every name ChunkHound 6.1.0 gives the file (and its WAL, renamed with it) while it compacts, when there may be
+# no ``chunks.db``: any of them, recently written, makes a missing file a compaction (``index/database.py``).
+# - Its native writer (``chunkhound-native``, the default since 6.0): the names are strings in the installed
+#   ``chunkhound_native/chunkhound_native.abi3.so``, the steps in its ``src/db/duckdb_backend/compaction.rs``
+#   ``run_attach_copy_compaction``: ``chunks.db.swap_intent`` written ("pre-swap"), ``chunks.db`` renamed to
+#   ``chunks.db.old`` ("phase1"), the rebuild written to ``chunks.db.compact`` and renamed to ``chunks.db``
+#   ("phase2"), then the intent and ``.old`` removed (``chunks.db.export_tmp``, a folder it only removes after a
+#   failed compaction, is no swap).
+# - Its Python provider (``providers/database/duckdb_provider.py`` ``_executor_compact_database``, PR #339, and
+#   ``duckdb/connection_manager.py`` ``_recover_interrupted_compaction``): ``chunks.db`` renamed to
+#   ``chunks.db.compact_backup``, the rebuild written to ``chunks.db.compact_new`` and renamed into place.
+COMPACTION_SUFFIXES = (
+    ".swap_intent", ".old", ".old.wal", ".compact", ".compact.wal",
+    ".compact_backup", ".compact_backup.wal", ".compact_new", ".compact_new.wal",
+)  # fmt: skip
 
 EMBEDDING_TABLE = re.compile(r"^embeddings_(\d+)$")
 

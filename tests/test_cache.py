@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 import tracemalloc
 from collections.abc import Sequence
 from pathlib import Path
@@ -679,3 +680,55 @@ def test_status_says_which_snapshot_answered_and_what_the_cache_holds(cold, samp
     on_disk = sum(p.stat().st_size for p in Path(data["cache_dir"]).rglob("*") if p.is_file())
     assert data["cache_bytes"] == on_disk > 0
     assert Path(data["folder"]).parent == Path(data["cache_dir"])
+
+
+# Another project's process publishing snapshots as fast as it can, through the one publisher every process uses:
+# each folder written privately, renamed into place, the one before it renamed aside and removed. It prints how
+# many it published.
+PUBLISHER = """
+import itertools, sys
+from pathlib import Path
+from onetool_code.index import store
+
+stop = Path(sys.argv[1])
+key = store.Key("snapshot", "/another/project/.chunkhound/db/chunks.db")
+
+
+def write(into):
+    for part in range(5):
+        (into / f"part-{part}").mkdir()
+        for i in range(4):
+            (into / f"part-{part}" / f"{i}.npy").write_bytes(b"x" * 100)
+
+
+for n in itertools.count():
+    if stop.exists():
+        break
+    store.publish(store.folder(key, store.Signature(n, n, n, n, 0, None), 1), write)
+    if n == 0:
+        print("publishing", flush=True)
+print(n)
+"""
+
+
+def test_status_beside_a_process_publishing_snapshots_never_fails(cold, sample_db, server, tmp_path):
+    """Issue 32: status's walk of the cache directory stat'ed files another process's publish had just renamed
+    or removed (``internal error (FileNotFoundError)``)."""
+    root = sample_db.parents[2]
+    search_json(root, server.base_url, query="retry")
+    stop = tmp_path / "stop"
+    publisher = subprocess.Popen(
+        [sys.executable, "-c", PUBLISHER, str(stop)], cwd=REPO, stdout=subprocess.PIPE, text=True
+    )
+    assert publisher.stdout is not None and publisher.stdout.readline() == "publishing\n"
+    answers = []
+    try:
+        deadline = time.monotonic() + 3
+        while time.monotonic() < deadline:
+            answers.append(onetool_code.status(path=str(root), format="json"))
+    finally:
+        stop.touch()
+        out, _ = publisher.communicate(timeout=60)
+    assert publisher.returncode == 0 and int(out) >= 20  # the walks raced that many publishes
+    assert not [a for a in answers if "error" in a], next(a for a in answers if "error" in a)
+    assert all(a["snapshot"]["cache_bytes"] > 0 for a in answers)

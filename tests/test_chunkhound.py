@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 import pytest
-from conftest import SAMPLE, ranked
+from conftest import REPO, SAMPLE, ranked
 
 import onetool_code
 from onetool_code.source import file_text
@@ -491,3 +491,119 @@ def test_searches_through_chunkhounds_own_compactions_always_answer(chunkhound, 
     settled(db)
     after = search()  # the compacted file's own state: only the note that this index has no vectors
     assert after["notice"].startswith("answered by words only") and after["results"] == before
+
+
+# `chunkhound index` with its native writer's compaction floor taken away. ChunkHound 6.1.0 compacts after a run
+# that wrote when the file's free or dead share reaches `--fragmentation-threshold-pct` (default 30) and the space
+# that frees (the file's size times that share) is at least `compaction_min_size_mb` (needs_compaction in
+# chunkhound-native's compaction.rs), which pipeline_bridge.py passes as 50, fixed: no flag or config reaches it.
+# With the threshold 0 and the floor 0, every run that writes compacts the sample project's 4 MB index with the
+# swap only an index with 50 MB to free would get: the floor is what stands in for such an index.
+COMPACTING_INDEX = """
+import sys
+
+import chunkhound_native
+
+native_pipeline = chunkhound_native.IndexingPipeline
+
+
+def pipeline(config, *args, **kwargs):
+    return native_pipeline({**config, "compaction_min_size_mb": 0}, *args, **kwargs)
+
+
+chunkhound_native.IndexingPipeline = pipeline
+from chunkhound.api.cli.main import main
+
+sys.argv[0] = "chunkhound"
+sys.exit(main())
+"""
+# A searching agent: searches and status in turn until told to stop, each answer's error and notice a JSON line.
+SEARCHER = """
+import json, sys
+from pathlib import Path
+
+import onetool_code
+
+root, base_url, stop, out = sys.argv[1:5]
+calls = {
+    "semantic": lambda: onetool_code.search(query="retry with exponential backoff", path=root, base_url=base_url,
+                                            format="json"),
+    "lexical": lambda: onetool_code.search(query="load_config", path=root, mode="lexical", format="json"),
+    "status": lambda: onetool_code.status(path=root, base_url=base_url, format="json"),
+}
+with open(out, "w") as answers:
+    while not Path(stop).exists():
+        for kind, call in calls.items():
+            found = call()
+            notice = (found.get("snapshot") or {}).get("notice") if kind == "status" else found.get("notice")
+            told = {"kind": kind, "error": found.get("error"), "locked": found.get("in_use"), "notice": notice}
+            answers.write(json.dumps(told) + "\\n")
+            answers.flush()
+"""
+NATIVE_SWAP_NAMES = {"chunks.db.swap_intent", "chunks.db.old", "chunks.db.compact"}
+
+
+def test_searches_and_status_through_chunkhounds_native_compactions_always_answer(
+    chunkhound, chunkhound_project, tmp_path
+):
+    """Issue 32: beside `chunkhound index` compacting with its native writer, searches were told "not indexed"."""
+    import threading
+
+    from conftest import settled
+
+    root = tmp_path / "project"
+    shutil.copytree(chunkhound_project.root, root)
+    db = root / ".chunkhound" / "db" / "chunks.db"
+    sidecar = db.with_name(db.name + ".root.json")  # the copy's own root: ChunkHound reopens no other
+    sidecar.write_text(json.dumps({"version": 1, "indexed_root_path": str(root)}))
+    settled(db)
+    onetool_code.search(query="load_config", path=str(root), mode="lexical")  # the first snapshot
+    seen: set[str] = set()
+    missing = threading.Event()
+    stop = tmp_path / "stop"
+
+    def watch() -> None:
+        while not stop.exists():
+            names = {path.name for path in db.parent.iterdir()}
+            seen.update(names)
+            if db.name not in names:
+                missing.set()
+            time.sleep(0.001)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    outs = [tmp_path / f"answers-{i}.jsonl" for i in range(4)]
+    searchers = [
+        subprocess.Popen(
+            [sys.executable, "-c", SEARCHER, str(root), chunkhound_project.base_url, str(stop), str(out)], cwd=REPO
+        )
+        for out in outs
+    ]
+    runs = 0
+    try:
+        while runs < 4 and not (runs and _told(outs, "the index is being compacted by ChunkHound")):
+            added = root / "src" / "bookshelf" / f"compaction_run_{runs}.py"
+            added.write_text(f"def compaction_run_{runs}():\n    return {runs}\n")
+            args = ["index", str(root), *chunkhound.embedding_args(chunkhound_project.base_url)]
+            done = chunkhound.run_python(COMPACTING_INDEX, *args, "--fragmentation-threshold-pct", "0", cwd=root)
+            assert done.returncode == 0 and "Compaction: " in done.stdout, done.stdout[-3000:] + done.stderr[-3000:]
+            runs += 1
+    finally:
+        stop.touch()
+        watcher.join()
+        for searcher in searchers:
+            searcher.wait(timeout=120)
+    assert all(searcher.returncode == 0 for searcher in searchers)
+    assert seen >= NATIVE_SWAP_NAMES and missing.is_set(), sorted(seen)  # the swap happened, as it was watched
+    answers = [json.loads(line) for out in outs for line in out.read_text().splitlines()]
+    failed = [a for a in answers if a["error"] or a["locked"]]
+    assert not failed, failed[:3]
+    compacted = [a for a in answers if (a["notice"] or "").startswith("the index is being compacted by ChunkHound")]
+    assert compacted, f"no call in the swap window in {runs} runs ({len(answers)} answers)"
+    found = onetool_code.search(query="compaction_run_0", path=str(root), mode="lexical", format="json")
+    assert found["results"][0]["file_path"] == "src/bookshelf/compaction_run_0.py", found
+
+
+def _told(outs: Sequence[Path], notice: str) -> bool:
+    """Whether any searcher has written an answer with this notice yet."""
+    return any(notice in out.read_text() for out in outs if out.exists())

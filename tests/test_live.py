@@ -348,6 +348,15 @@ def compact_steps(db: Path) -> tuple[Path, Path]:
     return backup, new
 
 
+def assert_status_from_the_snapshot(project, notice: str) -> None:
+    """``status`` answers from the snapshot a search would, says why in its text and json, and is no error."""
+    text = onetool_code.status(path=str(project.root))
+    data = onetool_code.status(path=str(project.root), format="json")
+    assert f"\nRefresh: {notice}" in text and "\nFiles: 29, chunks: " in text, text
+    assert data["snapshot"]["notice"].startswith(notice) and not data["snapshot"]["current"], data
+    assert data["files"] == 29 and data["size_bytes"] > 0, data
+
+
 def put_back(db: Path, backup: Path, new: Path) -> None:
     """The rebuild written beside the file and renamed into place: a new inode; then the backup removed."""
     new.write_bytes(backup.read_bytes())
@@ -356,20 +365,14 @@ def put_back(db: Path, backup: Path, new: Path) -> None:
     settled(db)
 
 
-def test_a_search_during_a_compaction_answers_from_the_last_snapshot_never_not_indexed(
-    project, sample_index, monkeypatch
-):
-    from onetool_code.index import database
-
-    monkeypatch.setattr(database, "COMPACTION_PATIENCE_SECONDS", 0.5)  # status waits that long, then says why
+def test_a_search_during_a_compaction_answers_from_the_last_snapshot_never_not_indexed(project, sample_index):
     case = {"query": "retry with exponential backoff", "mode": "hybrid"}
     before = answer(project, **case)
     backup, new = compact_steps(project.db)
     during = answer(project, **case)
     assert during["notice"].startswith("the index is being compacted by ChunkHound; this answer is from the snapshot")
     assert during["results"] == before["results"]
-    status = onetool_code.status(path=str(project.root))
-    assert status.startswith("Error: the index ") and "is being compacted by ChunkHound" in status
+    assert_status_from_the_snapshot(project, "the index is being compacted by ChunkHound; this answer is from ")
     # Another project's read prunes the snapshots of index files that are gone: not of one being compacted.
     answer(sample_index, **case)
     assert answer(project, **case)["notice"].startswith("the index is being compacted")
@@ -391,14 +394,99 @@ def test_a_search_with_no_snapshot_waits_for_the_compacted_file(project):
     assert found["results"] and "notice" not in found
 
 
-def test_a_compactions_file_left_standing_makes_no_search_wait(project, monkeypatch):
-    """A backup no compaction is writing (a crashed one, or one the repository shipped) is not a compaction: the
+@pytest.mark.parametrize("suffix", [".compact_backup", ".old", ".compact", ".swap_intent"])
+def test_a_compactions_file_left_standing_makes_no_search_wait(project, monkeypatch, suffix):
+    """A file no compaction is writing (a crashed one, or one the repository shipped) is not a compaction: the
     index is missing, and the answer says so at once."""
     from onetool_code.index import database
 
-    monkeypatch.setattr(database, "COMPACTION_STALE_SECONDS", 0.5)
-    project.db.rename(project.db.with_name(project.db.name + ".compact_backup"))
-    time.sleep(0.6)
+    monkeypatch.setattr(database, "COMPACTION_STALE_SECONDS", 0.3)
+    project.db.rename(project.db.with_name(project.db.name + suffix))
+    time.sleep(0.4)
     started = time.monotonic()
     answer = onetool_code.search(query="retry", path=str(project.root), base_url=project.base_url)
     assert answer.startswith("Error: Project not indexed.") and time.monotonic() - started < 5, answer
+
+
+# ChunkHound 6.1.0's native writer as it swaps the file to compact it (``run_attach_copy_compaction`` in
+# chunkhound-native's compaction.rs; the intent's text here is only the phase): after each step it prints the
+# step's name and waits for a line.
+NATIVE_SWAP = """
+import os, shutil, sys
+
+db = sys.argv[1]
+
+
+def intent(phase):
+    with open(db + ".swap_intent", "w") as f:
+        f.write(phase)
+
+
+def step(name):
+    print(name, flush=True)
+    sys.stdin.readline()
+
+
+intent("pre-swap")
+os.rename(db, db + ".old")
+intent("phase1")
+step("moved")
+shutil.copyfile(db + ".old", db + ".compact")
+step("rebuilt")
+intent("phase2")
+os.rename(db + ".compact", db)
+os.remove(db + ".swap_intent")
+os.remove(db + ".old")
+step("swapped")
+"""
+BEING_COMPACTED = "the index is being compacted by ChunkHound; this answer is from "
+
+
+def test_every_step_of_chunkhounds_native_swap_answers_from_the_snapshot_with_a_note(project):
+    """Issue 32: while ChunkHound's native compaction had moved the file, searches were told "not indexed"."""
+    case = {"query": "retry with exponential backoff", "mode": "hybrid"}
+    before = answer(project, **case)
+    with subprocess.Popen(
+        [sys.executable, "-c", NATIVE_SWAP, str(project.db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    ) as swap:
+        assert swap.stdin is not None and swap.stdout is not None
+        for expected in ("moved", "rebuilt"):
+            assert swap.stdout.readline().strip() == expected
+            assert not project.db.exists()
+            during = answer(project, **case)
+            assert during["notice"].startswith(BEING_COMPACTED + "the snapshot of "), during
+            assert during["results"] == before["results"]
+            assert_status_from_the_snapshot(project, BEING_COMPACTED)
+            swap.stdin.write("next\n")
+            swap.stdin.flush()
+        assert swap.stdout.readline().strip() == "swapped"
+        swap.stdin.close()
+    assert swap.returncode == 0
+    settled(project.db)
+    after = answer(project, **case)
+    assert "notice" not in after and after["results"] == before["results"]
+
+
+@pytest.mark.parametrize("suffix", [".swap_intent", ".old", ".compact"])
+def test_each_name_of_the_native_swap_alone_is_a_compaction(project, suffix):
+    case = {"query": "load_config", "mode": "lexical"}
+    before = answer(project, **case)
+    moved = [sys.executable, "-c", "import os, sys; os.rename(sys.argv[1], sys.argv[1] + sys.argv[2])"]
+    subprocess.run([*moved, str(project.db), suffix], check=True)
+    during = answer(project, **case)
+    assert during["notice"].startswith(BEING_COMPACTED) and during["results"] == before["results"]
+    assert_status_from_the_snapshot(project, BEING_COMPACTED)
+
+
+def test_a_missing_file_with_a_snapshot_answers_from_it_and_says_how_to_index_again(project):
+    """Not indexed only when nothing of the index is left: here its snapshot is."""
+    case = {"query": "load_config", "mode": "lexical"}
+    before = answer(project, **case)
+    project.db.unlink()
+    during = answer(project, **case)
+    missing = (
+        f"the index file {project.db} is missing and no compaction is moving it (if it was removed, index again: "
+        f"chunkhound index {project.root}); this answer is from "
+    )
+    assert during["notice"].startswith(missing + "the snapshot of ") and during["results"] == before["results"]
+    assert_status_from_the_snapshot(project, missing)

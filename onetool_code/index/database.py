@@ -171,8 +171,8 @@ COMPACTION_STALE_SECONDS = 60.0
 
 
 def compacting(db_path: Path) -> bool:
-    """ChunkHound is compacting the index: the file is missing for now, not gone. The backup is renamed as the
-    compaction starts (its ctime) and the rebuild is written throughout (its mtime)."""
+    """ChunkHound is compacting the index: the file is missing for now, not gone. The file moved aside is renamed
+    as the compaction starts (its ctime), the rebuild and the intent are written throughout (their mtime)."""
     if db_path.exists():
         return False
     now = time.time()
@@ -186,19 +186,26 @@ def compacting(db_path: Path) -> bool:
     return False
 
 
+def gone(db_path: Path) -> bool:
+    """Nothing of the index file is there: no file, and no compaction moving it. Looked at in that order, then the
+    file once more: each of ChunkHound's renames is atomic, so a swap that starts or ends between two looks still
+    leaves one of them seeing the file or a compaction's name."""
+    return not db_path.exists() and not compacting(db_path) and not db_path.exists()
+
+
 def check_file(project_root: Path, db_path: Path) -> None:
     """The index file exists and is a file: the errors a user can act on, before anything reads it. While
     ChunkHound compacts it, waits at most ``COMPACTION_PATIENCE_SECONDS`` for the rebuilt file."""
     deadline = time.monotonic() + COMPACTION_PATIENCE_SECONDS
-    while compacting(db_path) and time.monotonic() < deadline:
+    while not db_path.exists():
+        if gone(db_path):
+            raise not_indexed(project_root, db_path)
+        if time.monotonic() >= deadline:
+            raise IndexLockedError(
+                f"the index {db_path} is being compacted by ChunkHound (it is rebuilt beside itself and renamed "
+                "back into place); search again in a moment"
+            )
         time.sleep(0.05)
-    if compacting(db_path):
-        raise IndexLockedError(
-            f"the index {db_path} is being compacted by ChunkHound (it is rebuilt beside itself and renamed back "
-            "into place); search again in a moment"
-        )
-    if not db_path.exists():
-        raise not_indexed(project_root, db_path)
     if db_path.is_dir():
         raise IndexUnreadableError(
             f"{db_path} is a directory, not an index file (expected {schema.DB_FILE_NAME} inside it?)"

@@ -111,8 +111,8 @@ def refreshing(db_path: Path) -> float | None:
 
 def view(project_root: Path, db_path: Path) -> View:
     """The snapshot of the file's current state (mapped, read now, or waited for), or the last one with a notice
-    while the file is being written, compacted or refreshed in the background; the "in use" error when there is
-    none."""
+    while the file is being written, compacted, refreshed in the background or is missing; the "in use" error when
+    there is none, "not indexed" only when there is no file, no compaction and no snapshot."""
     for _ in range(VANISHED_RETRIES):
         try:
             return _view(project_root, db_path)
@@ -126,10 +126,17 @@ def view(project_root: Path, db_path: Path) -> View:
 
 def _view(project_root: Path, db_path: Path) -> View:
     key = Key(KIND, str(db_path))
-    if database.compacting(db_path):
+    if not db_path.exists():
         last = _last(key, db_path)
         if last is not None:
-            return View(last, f"the index is being compacted by ChunkHound; this answer is from {_when(last)}")
+            if database.compacting(db_path):
+                return View(last, f"the index is being compacted by ChunkHound; this answer is from {_when(last)}")
+            if not db_path.exists():  # not back from a compaction that ended meanwhile: moved or removed
+                return View(
+                    last,
+                    f"the index file {db_path} is missing and no compaction is moving it (if it was removed, index "
+                    f"again: chunkhound index {project_root}); this answer is from {_when(last)}",
+                )
     database.check_file(project_root, db_path)  # with no snapshot to answer from, waits for the compacted file
     current = _current(key, db_path)
     if current is not None:
@@ -326,7 +333,7 @@ def _prune() -> None:
     for meta in (root / KIND).glob("*/snapshot.json"):
         with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
             db_path = Path(json.loads(meta.read_text(encoding="utf-8"))["db_path"])
-            if not db_path.exists() and not database.compacting(db_path):
+            if database.gone(db_path):
                 shutil.rmtree(meta.parent, ignore_errors=True)
 
 

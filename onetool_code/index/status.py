@@ -8,10 +8,12 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from onetool_code import schema
 from onetool_code.errors import IndexLockedError
 from onetool_code.index import database, live, store
+from onetool_code.index.snapshot import Snapshot
 from onetool_code.reading import SMALL_FILE, read_regular
 
 
@@ -48,48 +50,54 @@ class Facts:
 
 
 def gather(project_root: Path, db: Path, *, cache: bool) -> Facts:
-    """From the snapshot a search would answer from (or, with snapshots off, one short read-only connection)."""
-    database.check_file(project_root, db)
-    stat = db.stat()
-    base = {
-        "size_bytes": stat.st_size,
-        "age_seconds": max(0.0, time.time() - stat.st_mtime),
-        "indexed_root": _indexed_root(db),
-    }
+    """From the snapshot a search would answer from (or, with snapshots off, one short read-only connection).
+
+    The snapshot answers while the file is missing (a compaction moved it, or it is gone and the snapshot is what
+    is left of it), so that status says what a search would answer rather than "not indexed"."""
+    uncached = store.cache_problem() if cache else None
+    if not cache or uncached is not None:
+        database.check_file(project_root, db)
+    try:
+        view = live.view(project_root, db) if cache and uncached is None else None
+    except IndexLockedError as exc:
+        try:
+            base = _file(db, None)
+        except FileNotFoundError:
+            raise exc from None  # compacted for longer than a search waits, and no snapshot: the error says so
+        return Facts(**base, locked_by=str(exc))
+    base = _file(db, None if view is None else view.snapshot)
     holder = database.writer(db)
     held_by = None if holder is None else (holder, database.process_name(holder) or "another process")
     root = base["indexed_root"]
     notes = []
     if root and Path(str(root)).resolve() != project_root:
         notes.append(f"the index says it was built for {root}, not {project_root}")
-    uncached = store.cache_problem() if cache else None
     if uncached is not None:
         notes.append(uncached)
+    if view is not None:
+        held = view.snapshot
+        info = SnapshotInfo(
+            folder=held.folder,
+            created=held.created,
+            read_seconds=held.read_seconds,
+            notice=view.notice,
+            cache_dir=store.cache_root() / live.KIND,
+            cache_bytes=store.disk_usage(live.KIND),
+            delta_chunks=held.delta_chunks,
+            copy_seconds=held.copy_seconds,
+            refreshing=live.refreshing(db),
+        )
+        return Facts(
+            **base,
+            held_by=held_by,
+            files=len(held.files),
+            chunks=len(held.chunks),
+            embedding_sets=held.embedding_sets,
+            languages=held.language_counts,
+            notes=tuple(notes),
+            snapshot=info,
+        )
     try:
-        if cache and uncached is None:
-            view = live.view(project_root, db)
-            held = view.snapshot
-            info = SnapshotInfo(
-                folder=held.folder,
-                created=held.created,
-                read_seconds=held.read_seconds,
-                notice=view.notice,
-                cache_dir=store.cache_root() / live.KIND,
-                cache_bytes=store.disk_usage(live.KIND),
-                delta_chunks=held.delta_chunks,
-                copy_seconds=held.copy_seconds,
-                refreshing=live.refreshing(db),
-            )
-            return Facts(
-                **base,
-                held_by=held_by,
-                files=len(held.files),
-                chunks=len(held.chunks),
-                embedding_sets=held.embedding_sets,
-                languages=held.language_counts,
-                notes=tuple(notes),
-                snapshot=info,
-            )
         with database.connect(project_root, db) as con:
             layout = database.layout(con, db)
             files, chunks = database.totals(con)
@@ -104,6 +112,19 @@ def gather(project_root: Path, db: Path, *, cache: bool) -> Facts:
         languages=tuple(languages),
         notes=tuple(notes),
     )
+
+
+def _file(db: Path, held: Snapshot | None) -> dict[str, Any]:
+    """The index file's size, age and recorded root; while the file is missing, the size and age of the state the
+    snapshot answering was read from."""
+    try:
+        stat = db.stat()
+        size, mtime = stat.st_size, stat.st_mtime
+    except FileNotFoundError:
+        if held is None:
+            raise
+        size, mtime = held.signature.size, held.signature.mtime_ns / 1e9
+    return {"size_bytes": size, "age_seconds": max(0.0, time.time() - mtime), "indexed_root": _indexed_root(db)}
 
 
 def _indexed_root(db: Path) -> str | None:

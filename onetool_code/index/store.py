@@ -17,9 +17,10 @@ import shutil
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any, Protocol, TypeVar
 
 import numpy as np
@@ -254,9 +255,17 @@ _THREAD_LOCKS: dict[str, threading.Lock] = {}
 
 
 def disk_usage(kind: str) -> int:
-    """Bytes held by one kind of derived state in the cache directory (other tools may share the directory)."""
-    root = cache_root() / kind
-    return sum(p.stat().st_size for p in root.rglob("*") if p.is_file()) if root.is_dir() else 0
+    """Bytes held by one kind of derived state in the cache directory (other tools may share the directory).
+
+    Other processes publish and remove folders there meanwhile: a folder or file gone before it is looked at held
+    nothing (``os.walk`` passes over a folder it cannot list)."""
+    total = 0
+    for folder, _, names in os.walk(cache_root() / kind):
+        for name in names:
+            with suppress(FileNotFoundError):
+                found = (Path(folder) / name).stat()
+                total += found.st_size if S_ISREG(found.st_mode) else 0
+    return total
 
 
 def publish(target: Path, write: Callable[[Path], None], keep: Path | None = None) -> bool:
