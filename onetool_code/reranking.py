@@ -17,6 +17,7 @@ only by the project's files gets only the project's key. Documents are the chunk
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -123,7 +124,7 @@ def _payload(query: str, documents: list[str], reranker: Reranker, own: bool) ->
 
 def _parse(answer: object, count: int) -> list[tuple[int, float]]:
     """(document index, score) pairs from any of the three answers; items out of range or malformed are
-    skipped, as ChunkHound skips them."""
+    skipped, as ChunkHound skips them. A NaN or infinite score is no ranking at all: ValueError."""
     if isinstance(answer, dict):
         answer = answer.get("results", answer.get("data"))
     if not isinstance(answer, list):
@@ -134,5 +135,7 @@ def _parse(answer: object, count: int) -> list[tuple[int, float]]:
             continue
         index, score = item.get("index"), item.get("relevance_score", item.get("score"))
         if isinstance(index, int) and 0 <= index < count and isinstance(score, (int, float)):
+            if not math.isfinite(score):  # JSON's NaN, as Python writes it: it would sort anywhere
+                raise ValueError("a score that is not a number")
             found.append((index, float(score)))
     return found

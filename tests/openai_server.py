@@ -17,6 +17,9 @@ ChunkHound, OneTool subprocesses):
     /flaky500/v1/embeddings        500 on the first request of each distinct body, then vectors
     /slow/v1/embeddings            sleeps ``slow_seconds`` before answering
     /garbage/v1/embeddings         200 with a body that is not JSON
+    /nan/v1/embeddings             vectors whose every other value is NaN (JSON ``NaN``, as Python writes it);
+                                   .../rerank: every score NaN
+    /infinity/v1/embeddings        vectors whose first value is Infinity
     /trickle/v1/embeddings         200, then its body one byte every ``trickle_seconds`` (a server that stalls a
                                    client whose timeout is per read)
     /trickle-headers/v1/embeddings the status line, then its headers one byte every ``trickle_seconds``
@@ -185,9 +188,9 @@ def _handler(state: EmbeddingsServer) -> type[BaseHTTPRequestHandler]:
                 self._send(200, b"<html>not json</html>", "text/html")
                 return
             if self.path.endswith("/rerank"):
-                self._rerank(body)
+                self._rerank(body, behaviour)
             else:
-                self._embeddings(body)
+                self._embeddings(body, behaviour)
 
         def _trickle(self, headers: bool) -> None:
             """Bytes that keep coming, each well within any per-read timeout, until the client hangs up."""
@@ -209,7 +212,7 @@ def _handler(state: EmbeddingsServer) -> type[BaseHTTPRequestHandler]:
                 pass  # the client hung up: what a bounded client does
             self.close_connection = True
 
-        def _rerank(self, body: dict) -> None:
+        def _rerank(self, body: dict, behaviour: str) -> None:
             documents = body.get("texts", body.get("documents"))
             query = body.get("query")
             if not isinstance(query, str) or not isinstance(documents, list):
@@ -217,6 +220,8 @@ def _handler(state: EmbeddingsServer) -> type[BaseHTTPRequestHandler]:
                 return
             wanted = set(features(query))
             scores = [len(wanted & set(features(str(d)))) / max(len(wanted), 1) for d in documents]
+            if behaviour == "nan":
+                scores = [float("nan")] * len(scores)
             order = sorted(range(len(documents)), key=lambda i: (-scores[i], i))
             if "texts" in body:  # TEI
                 self._send(200, json.dumps([{"index": i, "score": scores[i]} for i in order]).encode())
@@ -226,7 +231,7 @@ def _handler(state: EmbeddingsServer) -> type[BaseHTTPRequestHandler]:
             key = "data" if "top_k" in body else "results"
             self._send(200, json.dumps({key: ranked, "model": body.get("model")}).encode())
 
-        def _embeddings(self, body: dict) -> None:
+        def _embeddings(self, body: dict, behaviour: str) -> None:
             texts = body.get("input")
             if isinstance(texts, str):
                 texts = [texts]
@@ -240,6 +245,10 @@ def _handler(state: EmbeddingsServer) -> type[BaseHTTPRequestHandler]:
             data = []
             for i, text in enumerate(texts):
                 vec = vector_for(text, dims)
+                if behaviour == "nan":
+                    vec[::2] = np.nan
+                elif behaviour == "infinity":
+                    vec[0] = np.inf
                 value = base64.b64encode(vec.tobytes()).decode() if as_base64 else vec.tolist()
                 data.append({"object": "embedding", "index": i, "embedding": value})
             tokens = sum(len(t.split()) for t in texts)

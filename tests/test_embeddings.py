@@ -96,6 +96,26 @@ def test_unreachable_server(sample_index):
     assert answer.startswith(f"Error: Cannot reach the embeddings API at http://127.0.0.1:{port}/v1")
 
 
+NOT_FINITE = "The embeddings API at {url} sent vectors holding NaN or Infinity: its model is broken"
+
+
+@pytest.mark.parametrize("route", ["nan", "infinity"])
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_vectors_that_are_not_finite_are_refused_not_ranked(sample_index, server, route, fmt):
+    """A server answering NaN (or Infinity) gave an answer in path order, every score ``(nan)``, and ``--format
+    json`` printed a bare ``NaN``: such vectors are an error, like vectors of the wrong size."""
+    url = server.url(route)
+    done = subprocess.run(
+        [sys.executable, "-m", "onetool_code", "search", "retry backoff", "--path", str(sample_index.root),
+         "--mode", "semantic", "--base-url", url, "--format", fmt],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (1, "")
+    message = NOT_FINITE.format(url=url) + '. Check the server; mode="lexical" searches without it.'
+    assert done.stderr == f"Error: {message}\n"
+    assert search(sample_index, url, format=fmt) == ({"error": message} if fmt == "json" else f"Error: {message}")
+
+
 def test_response_that_is_not_embeddings(sample_index, server):
     answer = search(sample_index, server.url("garbage"))
     assert answer.startswith("Error: The embeddings API at ") and "not an embeddings list" in answer
@@ -114,6 +134,8 @@ def test_failures_leave_the_index_untouched(sample_index, server, route):
         ("fail401", "The embeddings API at {url} rejected the API key (401)"),
         ("fail500", "The embeddings API at {url} answered HTTP 500: The server had an error"),
         ("garbage", "The embeddings API at {url} sent a response that is not an embeddings list"),
+        ("nan", NOT_FINITE),
+        ("infinity", NOT_FINITE),
     ],
 )
 def test_hybrid_answers_by_words_when_the_api_fails(sample_index, server, route, reason, spans):

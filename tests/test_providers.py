@@ -118,6 +118,7 @@ def test_openai_output_dims_go_as_its_dimensions_parameter(tmp_path, server):
         ("fail500", "answered HTTP 500"),
         ("fail429", "rate limiting requests (429), still after 2 retries"),
         ("garbage", "not an embeddings list"),
+        ("nan", "sent vectors holding NaN or Infinity"),  # base64 float32 NaNs
     ],
 )
 def test_voyage_failures_are_named_and_hybrid_falls_back_to_words(voyage_project, server, route, message, monkeypatch):
@@ -187,6 +188,15 @@ def test_a_failing_reranker_costs_a_note_not_an_error(project, server):
     answer = search(root)
     assert answer["results"] and answer["notice"].startswith("not reranked, the fused order stands:")
     assert "HTTP 500" in answer["notice"]
+
+
+def test_a_reranker_scoring_nan_costs_a_note_and_no_score_is_nan(project, server):
+    root = rerank_project(project, server, rerank_url=server.url("nan") + "/rerank", rerank_format="tei")
+    answer = search(root)
+    assert answer["notice"] == (
+        f"not reranked, the fused order stands: {server.url('nan')}/rerank sent an answer that is not a ranking"
+    )
+    assert answer["results"] and all(isinstance(r["score"], float) for r in answer["results"])
 
 
 def test_rerank_false_sends_nothing_and_true_without_a_reranker_says_so(project, server):
