@@ -24,7 +24,7 @@ from typing import Any
 
 from onetool_code import settings as config
 from onetool_code import transport
-from onetool_code.errors import BadInputError, EmbeddingError, RerankError, Stalled
+from onetool_code.errors import BadInputError, EmbeddingError, RerankError, Stalled, TooLarge
 from onetool_code.hits import Hit
 from onetool_code.request import Request
 from onetool_code.settings import Reranker, Settings
@@ -104,6 +104,8 @@ def _request(
         raise RerankError(f"{reranker.url} did not answer within the search's {settings.timeout:g} s") from exc
     except httpx.TransportError as exc:
         raise RerankError(f"cannot reach {reranker.url}: {transport.reason(exc)}") from exc
+    except TooLarge as exc:
+        raise RerankError(f"{reranker.url} sent {exc}, more than a ranking of {len(documents)} takes") from exc
     if response.status_code != 200:
         raise RerankError(f"{reranker.url} answered HTTP {response.status_code}")
     try:

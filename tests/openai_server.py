@@ -23,6 +23,10 @@ ChunkHound, OneTool subprocesses):
     /trickle/v1/embeddings         200, then its body one byte every ``trickle_seconds`` (a server that stalls a
                                    client whose timeout is per read)
     /trickle-headers/v1/embeddings the status line, then its headers one byte every ``trickle_seconds``
+    /huge/v1/embeddings            200, then ``huge_bytes`` of one valid embeddings list (a vector of millions of
+                                   numbers), with no Content-Length, as fast as the client reads it
+    /gzip-bomb/v1/embeddings       200, ``huge_bytes`` of spaces gzipped into a few hundred KB (Content-Length says
+                                   those): only the decoded bytes are large
     (the same prefixes apply to .../rerank)
 
 Run standalone with ``python tests/openai_server.py --port 8765`` (prints the base URL, serves until killed).
@@ -32,11 +36,13 @@ from __future__ import annotations
 
 import argparse
 import base64
+import functools
 import hashlib
 import json
 import re
 import threading
 import time
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -100,6 +106,7 @@ class EmbeddingsServer:
     slow_seconds: float = 3.0
     trickle_seconds: float = 0.5
     trickle_limit_seconds: float = 120.0  # a trickle ends by itself, even if its client never hangs up
+    huge_bytes: int = 200 << 20
     _seen_bodies: set[str] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -130,9 +137,13 @@ def _handler(state: EmbeddingsServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: object) -> None:  # silence stderr noise
             return
 
-        def _send(self, status: int, payload: bytes, content_type: str = "application/json") -> None:
+        def _send(
+            self, status: int, payload: bytes, content_type: str = "application/json", encoding: str | None = None
+        ) -> None:
             self.send_response(status)
             self.send_header("Content-Type", content_type)
+            if encoding:
+                self.send_header("Content-Encoding", encoding)
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
             self.wfile.write(payload)
@@ -184,6 +195,12 @@ def _handler(state: EmbeddingsServer) -> type[BaseHTTPRequestHandler]:
             if behaviour in ("trickle", "trickle-headers"):
                 self._trickle(behaviour == "trickle-headers")
                 return
+            if behaviour == "huge":
+                self._huge()
+                return
+            if behaviour == "gzip-bomb":
+                self._send(200, _gzipped_spaces(state.huge_bytes), encoding="gzip")
+                return
             if behaviour == "garbage":
                 self._send(200, b"<html>not json</html>", "text/html")
                 return
@@ -208,6 +225,22 @@ def _handler(state: EmbeddingsServer) -> type[BaseHTTPRequestHandler]:
                     if time.monotonic() > ends:
                         break
                     time.sleep(state.trickle_seconds)
+            except OSError:
+                pass  # the client hung up: what a bounded client does
+            self.close_connection = True
+
+        def _huge(self) -> None:
+            """A body far larger than any embeddings answer, written in 1 MB pieces and never held whole, its end
+            marked by the closed connection: only reading it says how large it is."""
+            head = b'{"object":"list","data":[{"object":"embedding","index":0,"embedding":['
+            piece = b"0.1234567890123456," * ((1 << 20) // 19)
+            tail = b'0.5]}],"model":"huge","usage":{"prompt_tokens":1,"total_tokens":1}}'
+            self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n")
+            try:
+                self.wfile.write(head)
+                for _ in range(state.huge_bytes // len(piece)):
+                    self.wfile.write(piece)
+                self.wfile.write(tail)
             except OSError:
                 pass  # the client hung up: what a bounded client does
             self.close_connection = True
@@ -261,6 +294,13 @@ def _handler(state: EmbeddingsServer) -> type[BaseHTTPRequestHandler]:
             self._send(200, json.dumps(payload).encode())
 
     return Handler
+
+
+@functools.cache
+def _gzipped_spaces(size: int) -> bytes:
+    compressor = zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS | 16)  # the gzip container
+    block = b" " * (1 << 20)
+    return b"".join(compressor.compress(block) for _ in range(size >> 20)) + compressor.flush()
 
 
 @contextmanager
