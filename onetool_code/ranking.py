@@ -383,11 +383,12 @@ def unscored(hits: Sequence[Hit]) -> str | None:
     count = sum(1 for hit in hits if not math.isfinite(hit.score))
     if not count:
         return None
-    which = "1 result has" if count == 1 else f"{count} results have"
-    return (
-        f"{which} no score: their vectors in the index are zeros or NaN, which ChunkHound ranks first "
-        "(re-index with a working embeddings model)"
+    which = (
+        "1 result has no score: its vector in the index is"
+        if count == 1
+        else f"{count} results have no score: their vectors in the index are"
     )
+    return f"{which} zeros or NaN, which ChunkHound ranks first (re-index with a working embeddings model)"
 
 
 def page(hits: Sequence[Hit], start: int, end: int) -> list[Hit]:

@@ -503,8 +503,8 @@ def test_a_stored_vector_of_nan_is_never_a_nan_score_nor_a_meaning(project, cach
     query, nan_chunk = "search the catalogue", "services/catalog/retry.go:1-8"
     semantic = search(project, query=query, mode="semantic", limit=3, format="compact", cache=cache)
     assert semantic["notice"] == (
-        "1 result has no score: their vectors in the index are zeros or NaN, which ChunkHound ranks first "
-        "(re-index with a working embeddings model)"
+        "1 result has no score: its vector in the index is zeros or NaN, which ChunkHound ranks first (re-index "
+        "with a working embeddings model)"
     )
     first = semantic["results"][0]
     assert (first["loc"], first["s"]) == (nan_chunk, None)
