@@ -164,6 +164,8 @@ def _openai_request(
         except TooLarge as exc:
             raise _too_large(where, len(texts), exc) from exc
         except (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError) as exc:
+            if (past := transport.too_large(exc)) is not None:  # openai 1 and 2: not a connection to retry
+                raise _too_large(where, len(texts), past) from exc
             wait = BACKOFF_SECONDS[attempts - 1] if attempts <= MAX_RETRIES else None
             if wait is None or transport.refused(exc) or time.monotonic() + wait >= deadline:
                 raise _failure(exc, where, settings, key_source, attempts) from exc

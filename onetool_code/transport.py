@@ -117,6 +117,12 @@ def _causes(exc: BaseException) -> Iterator[BaseException]:
         current = current.__cause__ or current.__context__
 
 
+def too_large(exc: BaseException) -> TooLarge | None:
+    """The bound an answer went past, when that is why a request failed: ``openai`` 1 and 2 wrap whatever a
+    response hook raises in their ``APIConnectionError`` (``openai`` 3 lets it through)."""
+    return next((e for e in _causes(exc) if isinstance(e, TooLarge)), None)
+
+
 def refused(exc: BaseException) -> bool:
     """Nothing listens there, or the name does not resolve: asking again cannot help."""
     import socket
