@@ -84,7 +84,7 @@ def embed(
 
     One request for everything unless ``batch_size`` is given (the indexer's bulk loads, each batch with a
     timeout of its own). ``budget``: the search's time on the network, shared with its reranking. Vectors holding
-    NaN or Infinity are an ``EmbeddingError``, so none is ranked by nor written to an index.
+    NaN or Infinity, or only zeros, are an ``EmbeddingError``: none is ranked by nor written to an index.
     """
     if settings.unusable is not None:
         raise EmbeddingError(settings.unusable)
@@ -108,12 +108,13 @@ def embed(
         limit = budget or transport.Budget(settings.timeout)
         rows.extend(request(batch, settings, str(key or _PLACEHOLDER_KEY), key_source, limit.deadline()))
     vectors = np.vstack(rows) if rows else np.zeros((0, 0), dtype=np.float32)
-    if not np.isfinite(vectors).all():
-        # A cosine with NaN in it is NaN, which DuckDB sorts first: every chunk would tie at the top, in path order.
+    if vectors.size and not (np.isfinite(vectors).all() and np.abs(vectors).max(axis=1).all()):
+        # The cosine of a vector holding NaN, or of zeros, is NaN, which DuckDB sorts first: every chunk would tie
+        # at the top, in path order.
         where = settings.endpoint if settings.provider == "voyageai" else settings.base_url or "api.openai.com"
         raise EmbeddingError(
-            f"The embeddings API at {where} sent vectors holding NaN or Infinity: its model is broken. Check the "
-            'server; mode="lexical" searches without it.'
+            f"The embeddings API at {where} sent vectors holding NaN or Infinity, or only zeros: its model is "
+            'broken. Check the server; mode="lexical" searches without it.'
         )
     if settings.client_side_truncation and settings.output_dims is not None and vectors.size:
         if vectors.shape[1] < settings.output_dims:

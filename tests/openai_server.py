@@ -20,6 +20,7 @@ ChunkHound, OneTool subprocesses):
     /nan/v1/embeddings             vectors whose every other value is NaN (JSON ``NaN``, as Python writes it);
                                    .../rerank: every score NaN
     /infinity/v1/embeddings        vectors whose first value is Infinity
+    /zeros/v1/embeddings           vectors of zeros
     /trickle/v1/embeddings         200, then its body one byte every ``trickle_seconds`` (a server that stalls a
                                    client whose timeout is per read)
     /trickle-headers/v1/embeddings the status line, then its headers one byte every ``trickle_seconds``
@@ -282,6 +283,8 @@ def _handler(state: EmbeddingsServer) -> type[BaseHTTPRequestHandler]:
                     vec[::2] = np.nan
                 elif behaviour == "infinity":
                     vec[0] = np.inf
+                elif behaviour == "zeros":
+                    vec[:] = 0.0
                 value = base64.b64encode(vec.tobytes()).decode() if as_base64 else vec.tolist()
                 data.append({"object": "embedding", "index": i, "embedding": value})
             tokens = sum(len(t.split()) for t in texts)

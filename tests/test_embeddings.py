@@ -97,7 +97,7 @@ def test_unreachable_server(sample_index):
     assert answer.startswith(f"Error: Cannot reach the embeddings API at http://127.0.0.1:{port}/v1")
 
 
-NOT_FINITE = "The embeddings API at {url} sent vectors holding NaN or Infinity: its model is broken"
+NOT_FINITE = "The embeddings API at {url} sent vectors holding NaN or Infinity, or only zeros: its model is broken"
 TOO_LARGE = "The embeddings API at {url} sent more than 4,194,304 bytes for 1 vector, more than vectors can take"
 # The CLI in a process that reports its peak resident memory (KiB, Linux) on its last line of stderr.
 PEAK = (
@@ -147,11 +147,12 @@ def test_a_repositorys_server_is_held_to_the_same_bound(project, server):
     assert embeddings.answer_limit(1) == 4 << 20 and embeddings.answer_limit(100) == 100 * embeddings.VECTOR_BYTES
 
 
-@pytest.mark.parametrize("route", ["nan", "infinity"])
+@pytest.mark.parametrize("route", ["nan", "infinity", "zeros"])
 @pytest.mark.parametrize("fmt", ["text", "json"])
 def test_vectors_that_are_not_finite_are_refused_not_ranked(sample_index, server, route, fmt):
-    """A server answering NaN (or Infinity) gave an answer in path order, every score ``(nan)``, and ``--format
-    json`` printed a bare ``NaN``: such vectors are an error, like vectors of the wrong size."""
+    """A server answering NaN (or Infinity, or zeros: no cosine either) gave an answer in path order, every score
+    ``(nan)``, and ``--format json`` printed a bare ``NaN``: such vectors are an error, like vectors of the wrong
+    size."""
     url = server.url(route)
     done = subprocess.run(
         [sys.executable, "-m", "onetool_code", "search", "retry backoff", "--path", str(sample_index.root),
@@ -184,6 +185,7 @@ def test_failures_leave_the_index_untouched(sample_index, server, route):
         ("garbage", "The embeddings API at {url} sent a response that is not an embeddings list"),
         ("nan", NOT_FINITE),
         ("infinity", NOT_FINITE),
+        ("zeros", NOT_FINITE),
         ("huge", TOO_LARGE),
     ],
 )

@@ -118,7 +118,7 @@ def test_openai_output_dims_go_as_its_dimensions_parameter(tmp_path, server):
         ("fail500", "answered HTTP 500"),
         ("fail429", "rate limiting requests (429), still after 2 retries"),
         ("garbage", "not an embeddings list"),
-        ("nan", "sent vectors holding NaN or Infinity"),  # base64 float32 NaNs
+        ("nan", "sent vectors holding NaN or Infinity, or only zeros"),  # base64 float32 NaNs
         ("huge", "sent more than 4,194,304 bytes for 1 vector, more than vectors can take"),
     ],
 )
