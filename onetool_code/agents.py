@@ -11,6 +11,7 @@ The trap: the project is untrusted. Its files may be symlinks to anything the us
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shlex
 import shutil
@@ -21,9 +22,13 @@ from pathlib import Path, PurePosixPath
 
 from onetool_code import parameters
 from onetool_code.errors import BadInputError, OneToolCodeError
+from onetool_code.reading import read_regular
 
 BEGIN = "<!-- onetool-code:begin (written by `onetool-code agents`; edits here are replaced) -->"
 END = "<!-- onetool-code:end -->"
+# An instruction file is read into every conversation, so a real one is kilobytes; a project's file past this is
+# not one, and reading it whole (then rewriting it) would cost the memory and time of its size.
+MAX_INSTRUCTIONS_BYTES = 4 << 20
 
 
 @dataclass(frozen=True)
@@ -95,7 +100,7 @@ def write(name: str, path: str | None) -> str:
     agent = _agent(name)
     root = settings.project_root(path)
     target = _safe_target(root, agent.file)
-    old = _read(target)
+    old = _read(target, name)
     if old is None:
         text, did = agent.header + section(), "created"
     elif BEGIN in old or END in old:
@@ -147,16 +152,20 @@ def _safe_target(root: Path, relative: str) -> Path:
     return target
 
 
-def _read(target: Path) -> str | None:
-    """The file's text, or None when there is none; read without following a link put there meanwhile."""
+def _read(target: Path, name: str) -> str | None:
+    """The file's text, or None when there is none; read without following a link put there meanwhile. A file
+    over ``MAX_INSTRUCTIONS_BYTES`` is refused before a byte of it is read: the project can put anything there."""
     try:
-        fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        data = read_regular(target, MAX_INSTRUCTIONS_BYTES, follow_symlinks=False)
     except FileNotFoundError:
         return None
     except OSError as exc:
+        if exc.errno == errno.EFBIG:
+            raise BadInputError(
+                f"{target} is {exc.strerror}, too large for instructions an agent reads every session: nothing "
+                f"written (trim it, or paste in the lines `agents {name}` prints)"
+            ) from exc
         raise OneToolCodeError(f"cannot read {target}: {exc.strerror}") from exc
-    with os.fdopen(fd, "rb") as f:
-        data = f.read()
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -11,12 +11,14 @@ unit length here, as ChunkHound does. Every query text of a call goes in a singl
 included). ``timeout`` bounds the whole request, retries included, and every byte of it (``transport.within``: a
 server that trickles its answer is cut off): 429, 5xx and broken connections are retried at most
 ``MAX_RETRIES`` times while time is left; a refused connection or a name that does not resolve is not, so a
-stopped local server costs hybrid nothing. A client is built once per process (per base URL and key for
-``openai``): building one costs ~40 ms (an SSL context), more than a warm search.
+stopped local server costs hybrid nothing. An answer is read up to ``answer_limit`` of its texts, then refused
+(``transport.read_bounded``), from the user's server and a repository's alike. A client is built once per process
+(per base URL and key for ``openai``): building one costs ~40 ms (an SSL context), more than a warm search.
 """
 
 from __future__ import annotations
 
+import atexit
 import base64
 import contextlib
 import hashlib
@@ -31,11 +33,19 @@ import numpy as np
 
 from onetool_code import advice, transport
 from onetool_code import settings as config
-from onetool_code.errors import EmbeddingError, MissingKeyError, Stalled
+from onetool_code.errors import EmbeddingError, MissingKeyError, Stalled, TooLarge
 from onetool_code.settings import MAX_RETRIES, PROJECT_CONFIG, Settings
 
 # A custom server (a local model, a proxy) usually needs no key, but the clients insist on one.
 _PLACEHOLDER_KEY = "not-needed"
+# What one vector may take in an answer: 8,192 dimensions written as JSON numbers of up to 32 characters (base64
+# float32 takes a sixth of it). An answer is read up to this per text, and never less than ``ANSWER_BYTES``.
+VECTOR_BYTES = 256 << 10
+
+
+def answer_limit(count: int) -> int:
+    """The bytes an answer of ``count`` vectors may hold (``transport.read_bounded``)."""
+    return max(transport.ANSWER_BYTES, count * VECTOR_BYTES)
 
 
 def missing_key(settings: Settings, instead: str | None = None) -> str:
@@ -74,7 +84,8 @@ def embed(
     """Vectors for ``texts`` as a float32 matrix, one row per text, in order.
 
     One request for everything unless ``batch_size`` is given (the indexer's bulk loads, each batch with a
-    timeout of its own). ``budget``: the search's time on the network, shared with its reranking.
+    timeout of its own). ``budget``: the search's time on the network, shared with its reranking. Vectors holding
+    NaN or Infinity, or only zeros, are an ``EmbeddingError``: none is ranked by nor written to an index.
     """
     if settings.unusable is not None:
         raise EmbeddingError(settings.unusable)
@@ -98,6 +109,14 @@ def embed(
         limit = budget or transport.Budget(settings.timeout)
         rows.extend(request(batch, settings, str(key or _PLACEHOLDER_KEY), key_source, limit.deadline()))
     vectors = np.vstack(rows) if rows else np.zeros((0, 0), dtype=np.float32)
+    if vectors.size and not (np.isfinite(vectors).all() and np.abs(vectors).max(axis=1).all()):
+        # The cosine of a vector holding NaN, or of zeros, is NaN, which DuckDB sorts first: every chunk would tie
+        # at the top, in path order.
+        where = settings.endpoint if settings.provider == "voyageai" else settings.base_url or "api.openai.com"
+        raise EmbeddingError(
+            f"The embeddings API at {where} sent vectors holding NaN or Infinity, or only zeros: its model is "
+            'broken. Check the server; mode="lexical" searches without it.'
+        )
     if settings.client_side_truncation and settings.output_dims is not None and vectors.size:
         if vectors.shape[1] < settings.output_dims:
             raise EmbeddingError(
@@ -136,14 +155,19 @@ def _openai_request(
 
         def create(client: Any = client, timeout: float = timeout) -> Any:
             extra = {"dimensions": dims} if dims is not None else {}
-            return client.embeddings.create(model=settings.model, input=texts, timeout=timeout, **extra)
+            with transport.bounded(answer_limit(len(texts))):
+                return client.embeddings.create(model=settings.model, input=texts, timeout=timeout, **extra)
 
         try:
             response = transport.within(deadline, create, lambda: _discard(slot))
             break
         except (Stalled, openai.APITimeoutError) as exc:
             raise _timed_out(where, settings, attempts) from exc
+        except TooLarge as exc:
+            raise _too_large(where, len(texts), exc) from exc
         except (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError) as exc:
+            if (past := transport.too_large(exc)) is not None:  # openai 1 and 2: not a connection to retry
+                raise _too_large(where, len(texts), past) from exc
             wait = BACKOFF_SECONDS[attempts - 1] if attempts <= MAX_RETRIES else None
             if wait is None or transport.refused(exc) or time.monotonic() + wait >= deadline:
                 raise _failure(exc, where, settings, key_source, attempts) from exc
@@ -167,13 +191,16 @@ def _openai_request(
 
 
 def _client(slot: tuple[str | None, str], key: str) -> Any:
-    """The process's client for this server and key (the key is kept by its hash, not as a dict key)."""
+    """The process's client for this server and key (the key is kept by its hash, not as a dict key). Its HTTP
+    client is ours, to read answers up to their bound; unlike the one ``openai`` makes, it is not closed when
+    dropped, so ``_discard`` and ``_close_all`` close it."""
     import openai
 
     with _clients_lock:
         client = _clients.get(slot)
         if client is None:
-            client = _clients[slot] = openai.OpenAI(api_key=key, base_url=slot[0], max_retries=0)
+            http = openai.DefaultHttpxClient(event_hooks={"response": [transport.read_bounded]})
+            client = _clients[slot] = openai.OpenAI(api_key=key, base_url=slot[0], max_retries=0, http_client=http)
         return client
 
 
@@ -185,9 +212,24 @@ def _discard(slot: tuple[str | None, str]) -> None:
         client.close()
 
 
+@atexit.register
+def _close_all() -> None:
+    """Else the interpreter warns of open sockets at exit."""
+    for slot in list(_clients):
+        _discard(slot)
+
+
 def _timed_out(where: str, settings: Settings, attempts: int) -> EmbeddingError:
     tried = f"tried {attempts} time{'s' if attempts > 1 else ''}"
     return EmbeddingError(f"The embeddings API at {where} did not answer within {settings.timeout:g} s ({tried}).")
+
+
+def _too_large(where: str, count: int, exc: TooLarge) -> EmbeddingError:
+    vectors = f"{count} vector{'s' if count != 1 else ''}"
+    return EmbeddingError(
+        f"The embeddings API at {where} sent {exc} for {vectors}, more than vectors can take. Check that it is an "
+        "embeddings API."
+    )
 
 
 def _failure(exc: Exception, where: str, settings: Settings, key_source: str, attempts: int) -> EmbeddingError:
@@ -262,10 +304,16 @@ def _voyage_request(
         attempts += 1
         try:
             response = transport.post(
-                f"{where}/embeddings", json=body, headers={"Authorization": f"Bearer {key}"}, deadline=deadline
+                f"{where}/embeddings",
+                json=body,
+                headers={"Authorization": f"Bearer {key}"},
+                deadline=deadline,
+                limit=answer_limit(len(texts)),
             )
         except (Stalled, httpx.TimeoutException) as exc:
             raise _timed_out(where, settings, attempts) from exc
+        except TooLarge as exc:
+            raise _too_large(where, len(texts), exc) from exc
         except httpx.TransportError as exc:
             failure = EmbeddingError(f"Cannot reach the embeddings API at {where}: {transport.reason(exc)}")
             if transport.refused(exc):

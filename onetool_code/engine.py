@@ -59,12 +59,17 @@ def _search(
     with view.reader() as reader:
         lists = retrieval.ranked(reader, request, semantic, settings.project_root)
     lists, reranked = reranking.reranked(settings, request, lists, network)
-    return _finish(request, lists, "; ".join(n for n in (view.notice, notice, reranked) if n) or None)
+    return _finish(request, lists, _joined(view.notice, notice, reranked))
 
 
 def _finish(request: Request, lists: Sequence[Sequence[Hit]], notice: str | None) -> Ranked:
     if request.batch:
-        return Ranked(ranking.fuse(lists, request.limit), notice=notice)
+        hits = ranking.fuse(lists, request.limit)
+        return Ranked(hits, notice=_joined(notice, ranking.unscored(hits)))
     end = request.offset + request.limit
     page = ranking.page(lists[0], request.offset, end)
-    return Ranked(page, end if len(lists[0]) > end else None, notice)
+    return Ranked(page, end if len(lists[0]) > end else None, _joined(notice, ranking.unscored(page)))
+
+
+def _joined(*notices: str | None) -> str | None:
+    return "; ".join(n for n in notices if n) or None

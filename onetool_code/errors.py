@@ -13,8 +13,8 @@
     ├── EmbeddingError               the embeddings request failed (key, rate limit, network, timeout)
     └── RerankError                  the reranker failed (the fused order stands, with a notice)
 
-Outside the tree, ``Stalled`` never leaves the package: a request past its deadline, turned into an
-``EmbeddingError`` or a ``RerankError`` by its caller.
+Outside the tree, ``Stalled`` and ``TooLarge`` never leave the package: a request past its deadline, an answer
+past its bound, each turned into an ``EmbeddingError`` or a ``RerankError`` by its caller.
 
 Each message is written for the agent or person who reads it: what happened and what to do next.
 """
@@ -71,6 +71,14 @@ class EmbeddingError(OneToolCodeError):
 
 class Stalled(Exception):
     """The request did not finish by its deadline (raised in the waiting thread; the request is left behind)."""
+
+
+class TooLarge(Exception):
+    """An answer held more than ``limit`` bytes; it was not read further (``transport.read_bounded``)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"more than {limit:,} bytes")
+        self.limit = limit
 
 
 class RerankError(OneToolCodeError):

@@ -10,6 +10,7 @@ in a last line what was left out and how to get it.
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -140,7 +141,10 @@ def _size(answer: str | dict[str, Any]) -> int:
 def as_text(answer: str | list[Any] | dict[str, Any]) -> str:
     """An answer as every entry point sends it: text as it is, JSON compactly, as OneTool serialises it and as
     the byte budget counts it."""
-    return answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False, separators=(",", ":"))
+    if isinstance(answer, str):
+        return answer
+    # allow_nan=False: Python would write a bare NaN, which no JSON reader takes; a score is never one (``_score``).
+    return json.dumps(answer, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 def _echo(request: Request, limit: int = QUERY_ECHO_CHARS) -> str:
@@ -225,7 +229,7 @@ def _item(view: _View, i: int, request: Request) -> dict[str, Any]:
         out["preview"] = r.preview_text
     if r.match_lines:
         out["match_lines"] = r.match_lines
-    out["score"] = round(r.score, 3 if request.format == "json" else 2)
+    out["score"] = _score(r.score, 3 if request.format == "json" else 2)
     if r.file_result_count > 1:
         out["file_result_count"] = r.file_result_count
     if view.content[i]:
@@ -242,6 +246,12 @@ def _item(view: _View, i: int, request: Request) -> dict[str, Any]:
     compact = {"loc": f"{out.pop('file_path')}:{out.pop('start_line')}-{out.pop('end_line')}"}
     compact.update((_COMPACT_KEYS.get(key, key), value) for key, value in out.items())
     return compact
+
+
+def _score(score: float, digits: int) -> float | None:
+    """The score as answers show it; None (JSON null) for a chunk whose vector in the index has no cosine (zero,
+    or NaN), which ChunkHound's order still ranks, first: JSON has no NaN."""
+    return round(score, digits) if math.isfinite(score) else None
 
 
 def _text(view: _View, request: Request, next_offset: int | None) -> str:
@@ -275,7 +285,10 @@ def _text_result(view: _View, i: int, request: Request, grouped: bool) -> list[s
     name, the preview (numbered lines, or ``|`` lines of indexed code), the other matching lines, the code."""
     r = view.results[i]
     what = " ".join(part for part in (r.chunk_type, r.name) if part)
-    extras = f"{r.score:.2f}" + (f", q{','.join(map(str, r.queries))}" if request.batch else "")
+    score = _score(r.score, 2)
+    extras = ("no score" if score is None else f"{score:.2f}") + (
+        f", q{','.join(map(str, r.queries))}" if request.batch else ""
+    )
     lines_of = f"{r.start_line}" if r.start_line == r.end_line else f"{r.start_line}-{r.end_line}"
     place = f":{lines_of}" if grouped else f"{r.where}:{lines_of}"
     lines = [shown(f"{i + 1}. {place} {what} ({extras})")]

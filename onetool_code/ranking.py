@@ -8,6 +8,7 @@ agent wants first is the code that defines what it asked about, not a test, a do
 from __future__ import annotations
 
 import functools
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import replace
@@ -374,6 +375,20 @@ def fuse(ranked_lists: Sequence[Sequence[Hit]], limit: int) -> list[Hit]:
     return [
         replace(best[key], queries=tuple(sorted(found_by[key])), rank=rank) for rank, key in enumerate(order[:limit])
     ]
+
+
+def unscored(hits: Sequence[Hit]) -> str | None:
+    """What to say of hits whose stored vectors have no cosine (all zeros, or NaN: a broken model wrote them):
+    ChunkHound's SQL ranks them first, and ``semantic`` keeps its order, so the answer says why they lead."""
+    count = sum(1 for hit in hits if not math.isfinite(hit.score))
+    if not count:
+        return None
+    which = (
+        "1 result has no score: its vector in the index is"
+        if count == 1
+        else f"{count} results have no score: their vectors in the index are"
+    )
+    return f"{which} zeros or NaN, which ChunkHound ranks first (re-index with a working embeddings model)"
 
 
 def page(hits: Sequence[Hit], start: int, end: int) -> list[Hit]:

@@ -17,13 +17,15 @@ from pathlib import Path
 SMALL_FILE = 1 << 20
 
 
-def read_regular(path: Path, limit: int) -> bytes:
-    """The bytes of ``path`` (symlinks followed), when it is a regular file of at most ``limit`` bytes.
+def read_regular(path: Path, limit: int, *, follow_symlinks: bool = True) -> bytes:
+    """The bytes of ``path``, when it is a regular file of at most ``limit`` bytes. ``follow_symlinks=False``: a
+    symlink there is an error (ELOOP), for a file about to be replaced, whose link could lead anywhere.
 
     Raises OSError, its ``strerror`` saying why in a few words: the system's reason, "not a regular file" or
-    "larger than N bytes".
+    "larger than N bytes" (errno EFBIG).
     """
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC | (0 if follow_symlinks else os.O_NOFOLLOW)
+    fd = os.open(path, flags)
     try:
         found = os.fstat(fd)
         if not stat.S_ISREG(found.st_mode):

@@ -17,13 +17,14 @@ only by the project's files gets only the project's key. Documents are the chunk
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
 from onetool_code import settings as config
 from onetool_code import transport
-from onetool_code.errors import BadInputError, EmbeddingError, RerankError, Stalled
+from onetool_code.errors import BadInputError, EmbeddingError, RerankError, Stalled, TooLarge
 from onetool_code.hits import Hit
 from onetool_code.request import Request
 from onetool_code.settings import Reranker, Settings
@@ -103,6 +104,8 @@ def _request(
         raise RerankError(f"{reranker.url} did not answer within the search's {settings.timeout:g} s") from exc
     except httpx.TransportError as exc:
         raise RerankError(f"cannot reach {reranker.url}: {transport.reason(exc)}") from exc
+    except TooLarge as exc:
+        raise RerankError(f"{reranker.url} sent {exc}, more than a ranking of {len(documents)} takes") from exc
     if response.status_code != 200:
         raise RerankError(f"{reranker.url} answered HTTP {response.status_code}")
     try:
@@ -123,7 +126,7 @@ def _payload(query: str, documents: list[str], reranker: Reranker, own: bool) ->
 
 def _parse(answer: object, count: int) -> list[tuple[int, float]]:
     """(document index, score) pairs from any of the three answers; items out of range or malformed are
-    skipped, as ChunkHound skips them."""
+    skipped, as ChunkHound skips them. A NaN or infinite score is no ranking at all: ValueError."""
     if isinstance(answer, dict):
         answer = answer.get("results", answer.get("data"))
     if not isinstance(answer, list):
@@ -134,5 +137,7 @@ def _parse(answer: object, count: int) -> list[tuple[int, float]]:
             continue
         index, score = item.get("index"), item.get("relevance_score", item.get("score"))
         if isinstance(index, int) and 0 <= index < count and isinstance(score, (int, float)):
+            if not math.isfinite(score):  # JSON's NaN, as Python writes it: it would sort anywhere
+                raise ValueError("a score that is not a number")
             found.append((index, float(score)))
     return found

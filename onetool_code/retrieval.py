@@ -4,6 +4,7 @@ or, for hybrid, the definitions the query names, its words and its meaning fused
 from __future__ import annotations
 
 import functools
+import math
 import os
 from collections.abc import Callable, Sequence, Set
 from concurrent.futures import ThreadPoolExecutor
@@ -69,7 +70,9 @@ def ranked(reader: index.Reader, request: Request, semantic: Semantic | None, pr
     pending = _beside(reader, semantic, filters, wide) if semantic else None
     named = [lookup.find(reader, sources, query, filters, deep) for query in request.queries]
     words = reader.lexical(request.queries, filters, wide)
-    meanings = pending() if pending else [[] for _ in words]
+    # A chunk whose stored vector has no cosine (zeros or NaN) is ranked first by ChunkHound's order: meaning
+    # says nothing of it, so it is left to the other lists.
+    meanings = [[h for h in m if math.isfinite(h.score)] for m in pending()] if pending else [[] for _ in words]
     lists = []
     for m, w, query, found in zip(meanings, words, request.queries, named, strict=True):
         kept = {hit.key for hit in found.hits}

@@ -77,16 +77,18 @@ def _holding(hits_at: Callable[[int], list[Hit]], text: FileText | Unread, line:
 def _first_with_vector(
     path: str, line: int, ids: list[int], vector_of: Callable[[int], np.ndarray | None], chosen: index.EmbeddingSet
 ) -> tuple[int, np.ndarray]:
-    """The smallest chunk holding the line that has a vector of the configured model, and that vector."""
+    """The smallest chunk holding the line that has a usable vector of the configured model, and that vector. A
+    vector of zeros or NaN has no cosine with anything: as the query, it would tie every chunk, in path order."""
     if not ids:
         raise BadInputError(f"no indexed chunk of {path} holds line {line} (past its end, or between chunks)")
     for chunk_id in ids:
         vector = vector_of(chunk_id)
-        if vector is not None:
+        if vector is not None and np.isfinite(vector).all() and vector.any():
             return chunk_id, vector
     raise ModelNotInIndexError(
-        f"the chunk at {path}:{line} has no vector of {chosen.provider}/{chosen.model} in the index "
-        f"(indexed without embeddings?): related needs one; search by words instead: {advice.search_in_words()}"
+        f"the chunk at {path}:{line} has no usable vector of {chosen.provider}/{chosen.model} in the index "
+        "(indexed without embeddings, or by a broken model): related needs one; search by words instead: "
+        f"{advice.search_in_words()}"
     )
 
 
@@ -97,4 +99,6 @@ def _not_indexed(path: str) -> BadInputError:
 def _page(request: Request, hits: list[Hit], notice: str | None) -> Ranked:
     """The page asked for, as a single search pages its list (``engine``)."""
     end = request.offset + request.limit
-    return Ranked(ranking.page(hits, request.offset, end), end if len(hits) > end else None, notice)
+    shown = ranking.page(hits, request.offset, end)
+    said = "; ".join(n for n in (notice, ranking.unscored(shown)) if n) or None
+    return Ranked(shown, end if len(hits) > end else None, said)

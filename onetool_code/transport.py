@@ -1,10 +1,15 @@
-"""HTTP for the embeddings and reranker requests: a deadline over a whole request, and failures said safely.
+"""HTTP for the embeddings and reranker requests: a deadline over a whole request, answers read up to a bound,
+and failures said safely.
 
 The trap: an HTTP client's timeout bounds each read, not a request, so a server that sends a byte every few
 seconds keeps a request going forever, and the server is whatever a repository's ``.chunkhound.json`` names. So
 every request runs on a thread of its own and is waited for until the search's deadline only (``within``); past
 it, the client it uses is closed, which ends the request at its next read. Clients are kept one per server (the
 origin), so closing one cuts off nothing but requests to the server that stalled.
+
+An answer is read up to a bound that fits its request (``bounded``, ``read_bounded``), never whole: a query's
+vectors or a ranking are kilobytes, and an HTTP client otherwise holds a 200 MB body (1.4 GB of parsed JSON) in
+memory before any check can say it is not an embeddings list.
 
 A library's message about a failed request can quote the request, headers included (``Illegal header value
 b'Bearer sk-...'``), so ours name the operating system's reason, or the kind of failure, never the library's text.
@@ -13,13 +18,15 @@ b'Bearer sk-...'``), so ours name the operating system's reason, or the kind of 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from onetool_code.errors import Stalled
+from onetool_code.errors import Stalled, TooLarge
 
 T = TypeVar("T")
 
@@ -64,6 +71,43 @@ def within(deadline: float, call: Callable[[], T], stalled: Callable[[], None]) 
     return outcome["value"]
 
 
+# The most an answer may hold unless its request says more: a ranking or a query's vectors take kilobytes.
+ANSWER_BYTES = 4 << 20
+_limit: ContextVar[int] = ContextVar("onetool_code_answer_bytes", default=ANSWER_BYTES)
+
+
+@contextlib.contextmanager
+def bounded(limit: int) -> Iterator[None]:
+    """The answers of the requests made inside the block, on this thread, are read up to ``limit`` bytes."""
+    token = _limit.set(limit)
+    try:
+        yield
+    finally:
+        _limit.reset(token)
+
+
+def read_bounded(response: Any) -> None:
+    """An HTTP client's response hook (``httpx``, or ``httpx2`` under ``openai`` 3): read the body, decoded, up to
+    the bound, and ``TooLarge`` past it, before the client reads it whole.
+
+    The body read is handed to the client as ``_content``, which ``Response.read()`` returns when it is set
+    (httpx 0.28, httpx2 2.16): the one private name, since no public one keeps a response readable once its
+    stream is consumed. ``tests/test_embeddings.py`` holds an answer to the bound through the real clients.
+    """
+    limit = _limit.get()
+    declared = response.headers.get("Content-Length", "")
+    if declared.isdigit() and int(declared) > limit:
+        response.close()
+        raise TooLarge(limit)
+    body = bytearray()
+    for chunk in response.iter_bytes():
+        body += chunk
+        if len(body) > limit:
+            response.close()
+            raise TooLarge(limit)
+    response._content = bytes(body)
+
+
 def _causes(exc: BaseException) -> Iterator[BaseException]:
     seen: set[int] = set()
     current: BaseException | None = exc
@@ -71,6 +115,12 @@ def _causes(exc: BaseException) -> Iterator[BaseException]:
         seen.add(id(current))
         yield current
         current = current.__cause__ or current.__context__
+
+
+def too_large(exc: BaseException) -> TooLarge | None:
+    """The bound an answer went past, when that is why a request failed: ``openai`` 1 and 2 wrap whatever a
+    response hook raises in their ``APIConnectionError`` (``openai`` 3 lets it through)."""
+    return next((e for e in _causes(exc) if isinstance(e, TooLarge)), None)
 
 
 def refused(exc: BaseException) -> bool:
@@ -118,12 +168,18 @@ _clients: dict[tuple[str, str, int | None], Any] = {}
 _clients_lock = threading.Lock()
 
 
-def post(url: str, *, deadline: float, **options: Any) -> Any:
-    """``httpx``'s POST to ``url`` within ``deadline``; ``Stalled`` past it, ``httpx``'s errors otherwise."""
+def post(url: str, *, deadline: float, limit: int = ANSWER_BYTES, **options: Any) -> Any:
+    """``httpx``'s POST to ``url`` within ``deadline``, its answer read up to ``limit`` bytes; ``Stalled`` past the
+    deadline, ``TooLarge`` past the limit, ``httpx``'s errors otherwise."""
     slot = origin(url)
     client = _client(slot)
     timeout = max(deadline - time.monotonic(), 0.001)
-    return within(deadline, lambda: client.post(url, timeout=timeout, **options), lambda: discard(slot))
+
+    def send() -> Any:
+        with bounded(limit):
+            return client.post(url, timeout=timeout, **options)
+
+    return within(deadline, send, lambda: discard(slot))
 
 
 def _client(slot: tuple[str, str, int | None]) -> Any:
@@ -133,7 +189,7 @@ def _client(slot: tuple[str, str, int | None]) -> Any:
     with _clients_lock:
         client = _clients.get(slot)
         if client is None:
-            client = _clients[slot] = httpx.Client()
+            client = _clients[slot] = httpx.Client(event_hooks={"response": [read_bounded]})
         return client
 
 

@@ -29,6 +29,9 @@ from onetool_code.settings import Settings
 from onetool_code.source import SourceFiles, Unread
 
 RESOLVED_DEPTH = 50  # definitions of the name looked at to name the meant ones first
+# A letter of any script, ``_`` or ``$``, then word characters: Python, JavaScript, Go and Rust all take ``名前``
+# and ``Ωmega`` as names (``[^\W\d]`` is ``\w`` without the digits).
+_IDENTIFIER = re.compile(r"(?:[^\W\d]|\$)[\w$]*")
 
 
 @dataclass(frozen=True)
@@ -41,7 +44,7 @@ class _Name:
     @classmethod
     def of(cls, written: str) -> _Name:
         *qualifiers, last = written.replace("::", ".").split(".")
-        if not re.fullmatch(r"[A-Za-z_$][\w$]*", last) or not all(re.fullmatch(r"[\w$]+", q) for q in qualifiers):
+        if not _IDENTIFIER.fullmatch(last) or not all(re.fullmatch(r"[\w$]+", q) for q in qualifiers):
             raise BadInputError(
                 f"name {written!r} is not an identifier: give one, bare or qualified (bulk_create, "
                 "QuerySet.bulk_create, timezone.now)"

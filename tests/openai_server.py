@@ -17,9 +17,17 @@ ChunkHound, OneTool subprocesses):
     /flaky500/v1/embeddings        500 on the first request of each distinct body, then vectors
     /slow/v1/embeddings            sleeps ``slow_seconds`` before answering
     /garbage/v1/embeddings         200 with a body that is not JSON
+    /nan/v1/embeddings             vectors whose every other value is NaN (JSON ``NaN``, as Python writes it);
+                                   .../rerank: every score NaN
+    /infinity/v1/embeddings        vectors whose first value is Infinity
+    /zeros/v1/embeddings           vectors of zeros
     /trickle/v1/embeddings         200, then its body one byte every ``trickle_seconds`` (a server that stalls a
                                    client whose timeout is per read)
     /trickle-headers/v1/embeddings the status line, then its headers one byte every ``trickle_seconds``
+    /huge/v1/embeddings            200, then ``huge_bytes`` of one valid embeddings list (a vector of millions of
+                                   numbers), with no Content-Length, as fast as the client reads it
+    /gzip-bomb/v1/embeddings       200, ``huge_bytes`` of spaces gzipped into a few hundred KB (Content-Length says
+                                   those): only the decoded bytes are large
     (the same prefixes apply to .../rerank)
 
 Run standalone with ``python tests/openai_server.py --port 8765`` (prints the base URL, serves until killed).
@@ -29,11 +37,13 @@ from __future__ import annotations
 
 import argparse
 import base64
+import functools
 import hashlib
 import json
 import re
 import threading
 import time
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -97,6 +107,7 @@ class EmbeddingsServer:
     slow_seconds: float = 3.0
     trickle_seconds: float = 0.5
     trickle_limit_seconds: float = 120.0  # a trickle ends by itself, even if its client never hangs up
+    huge_bytes: int = 200 << 20
     _seen_bodies: set[str] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -127,9 +138,13 @@ def _handler(state: EmbeddingsServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: object) -> None:  # silence stderr noise
             return
 
-        def _send(self, status: int, payload: bytes, content_type: str = "application/json") -> None:
+        def _send(
+            self, status: int, payload: bytes, content_type: str = "application/json", encoding: str | None = None
+        ) -> None:
             self.send_response(status)
             self.send_header("Content-Type", content_type)
+            if encoding:
+                self.send_header("Content-Encoding", encoding)
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
             self.wfile.write(payload)
@@ -181,13 +196,19 @@ def _handler(state: EmbeddingsServer) -> type[BaseHTTPRequestHandler]:
             if behaviour in ("trickle", "trickle-headers"):
                 self._trickle(behaviour == "trickle-headers")
                 return
+            if behaviour == "huge":
+                self._huge()
+                return
+            if behaviour == "gzip-bomb":
+                self._send(200, _gzipped_spaces(state.huge_bytes), encoding="gzip")
+                return
             if behaviour == "garbage":
                 self._send(200, b"<html>not json</html>", "text/html")
                 return
             if self.path.endswith("/rerank"):
-                self._rerank(body)
+                self._rerank(body, behaviour)
             else:
-                self._embeddings(body)
+                self._embeddings(body, behaviour)
 
         def _trickle(self, headers: bool) -> None:
             """Bytes that keep coming, each well within any per-read timeout, until the client hangs up."""
@@ -209,7 +230,23 @@ def _handler(state: EmbeddingsServer) -> type[BaseHTTPRequestHandler]:
                 pass  # the client hung up: what a bounded client does
             self.close_connection = True
 
-        def _rerank(self, body: dict) -> None:
+        def _huge(self) -> None:
+            """A body far larger than any embeddings answer, written in 1 MB pieces and never held whole, its end
+            marked by the closed connection: only reading it says how large it is."""
+            head = b'{"object":"list","data":[{"object":"embedding","index":0,"embedding":['
+            piece = b"0.1234567890123456," * ((1 << 20) // 19)
+            tail = b'0.5]}],"model":"huge","usage":{"prompt_tokens":1,"total_tokens":1}}'
+            self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n")
+            try:
+                self.wfile.write(head)
+                for _ in range(state.huge_bytes // len(piece)):
+                    self.wfile.write(piece)
+                self.wfile.write(tail)
+            except OSError:
+                pass  # the client hung up: what a bounded client does
+            self.close_connection = True
+
+        def _rerank(self, body: dict, behaviour: str) -> None:
             documents = body.get("texts", body.get("documents"))
             query = body.get("query")
             if not isinstance(query, str) or not isinstance(documents, list):
@@ -217,6 +254,8 @@ def _handler(state: EmbeddingsServer) -> type[BaseHTTPRequestHandler]:
                 return
             wanted = set(features(query))
             scores = [len(wanted & set(features(str(d)))) / max(len(wanted), 1) for d in documents]
+            if behaviour == "nan":
+                scores = [float("nan")] * len(scores)
             order = sorted(range(len(documents)), key=lambda i: (-scores[i], i))
             if "texts" in body:  # TEI
                 self._send(200, json.dumps([{"index": i, "score": scores[i]} for i in order]).encode())
@@ -226,7 +265,7 @@ def _handler(state: EmbeddingsServer) -> type[BaseHTTPRequestHandler]:
             key = "data" if "top_k" in body else "results"
             self._send(200, json.dumps({key: ranked, "model": body.get("model")}).encode())
 
-        def _embeddings(self, body: dict) -> None:
+        def _embeddings(self, body: dict, behaviour: str) -> None:
             texts = body.get("input")
             if isinstance(texts, str):
                 texts = [texts]
@@ -240,6 +279,12 @@ def _handler(state: EmbeddingsServer) -> type[BaseHTTPRequestHandler]:
             data = []
             for i, text in enumerate(texts):
                 vec = vector_for(text, dims)
+                if behaviour == "nan":
+                    vec[::2] = np.nan
+                elif behaviour == "infinity":
+                    vec[0] = np.inf
+                elif behaviour == "zeros":
+                    vec[:] = 0.0
                 value = base64.b64encode(vec.tobytes()).decode() if as_base64 else vec.tolist()
                 data.append({"object": "embedding", "index": i, "embedding": value})
             tokens = sum(len(t.split()) for t in texts)
@@ -252,6 +297,13 @@ def _handler(state: EmbeddingsServer) -> type[BaseHTTPRequestHandler]:
             self._send(200, json.dumps(payload).encode())
 
     return Handler
+
+
+@functools.cache
+def _gzipped_spaces(size: int) -> bytes:
+    compressor = zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS | 16)  # the gzip container
+    block = b" " * (1 << 20)
+    return b"".join(compressor.compress(block) for _ in range(size >> 20)) + compressor.flush()
 
 
 @contextmanager

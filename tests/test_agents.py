@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
+import subprocess
+import sys
+
 import pytest
 
 from onetool_code import agents
@@ -99,3 +103,27 @@ def test_the_printed_instructions_say_where_they_go_and_give_the_command_line():
     assert agents.instructions("cursor").endswith("alwaysApply: true\n---\n" + agents.section())
     with pytest.raises(BadInputError, match="unknown agent 'vim'; known: claude, codex"):
         agents.instructions("vim")
+
+
+def test_an_instruction_file_over_the_bound_is_refused_unread(tmp_path):
+    """A project's 300 MB ``CLAUDE.md`` was read whole and rewritten (17.8 s, 915 MB resident): one past the
+    bound is refused by its size, before a byte is read, and left as it was; one at the bound is still updated."""
+    target = tmp_path / "CLAUDE.md"
+    line = b"Run `make test` before committing.\n"
+    target.write_bytes(line * (agents.MAX_INSTRUCTIONS_BYTES // len(line) + 1))
+    digest = hashlib.sha256(target.read_bytes()).hexdigest()
+    done = subprocess.run(
+        [sys.executable, "-m", "onetool_code", "agents", "claude", "--write", "--path", str(tmp_path)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"Error: {target} is larger than 4,194,304 bytes, too large for instructions an agent reads every session: "
+        "nothing written (trim it, or paste in the lines `agents claude` prints)\n"
+    )
+    assert hashlib.sha256(target.read_bytes()).hexdigest() == digest
+    assert [p.name for p in tmp_path.iterdir()] == ["CLAUDE.md"]
+    fits = agents.MAX_INSTRUCTIONS_BYTES - len(agents.section().encode()) - 1
+    target.write_bytes(b"x" * (fits - 1) + b"\n")
+    assert agents.write("claude", str(tmp_path)) == f"{target}: added to"
+    assert target.stat().st_size == agents.MAX_INSTRUCTIONS_BYTES

@@ -77,7 +77,8 @@ def test_a_hung_server_costs_the_timeout_not_three_of_them(sample_index, server)
 
 
 def test_one_client_per_server_and_key(sample_index, server, monkeypatch):
-    embeddings._clients.clear()
+    for slot in list(embeddings._clients):
+        embeddings._discard(slot)
     for _ in range(3):
         search(sample_index, server.base_url)
     assert len(embeddings._clients) == 1
@@ -94,6 +95,74 @@ def test_unreachable_server(sample_index):
         port = probe.getsockname()[1]
     answer = search(sample_index, f"http://127.0.0.1:{port}/v1")
     assert answer.startswith(f"Error: Cannot reach the embeddings API at http://127.0.0.1:{port}/v1")
+
+
+NOT_FINITE = "The embeddings API at {url} sent vectors holding NaN or Infinity, or only zeros: its model is broken"
+TOO_LARGE = "The embeddings API at {url} sent more than 4,194,304 bytes for 1 vector, more than vectors can take"
+# The CLI in a process that reports its peak resident memory (KiB, Linux) on its last line of stderr.
+PEAK = (
+    "import resource, sys\n"
+    "from onetool_code import cli\n"
+    "code = cli.main(sys.argv[1:])\n"
+    "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+    "sys.exit(code)\n"
+)
+
+
+def searched_in_a_process(project, base_url):
+    """(exit code, stdout, stderr's lines, peak resident KiB) of a CLI semantic search."""
+    done = subprocess.run(
+        [sys.executable, "-c", PEAK, "search", "retry backoff", "--path", str(project.root), "--mode", "semantic",
+         "--base-url", base_url],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    *lines, peak = done.stderr.splitlines()
+    return done.returncode, done.stdout, lines, int(peak)
+
+
+def test_an_answer_is_read_up_to_a_bound_that_fits_the_request(sample_index, server):
+    """A 200 MB answer was read whole, 1.4 GB resident, before it was found not to be an embeddings list: a
+    query's is read up to 4 MiB, then refused, and the process holds no more than a search does."""
+    code, out, _, baseline = searched_in_a_process(sample_index, server.base_url)  # makes the snapshot too
+    assert code == 0 and out.startswith("Found ")
+    url = server.url("huge")
+    code, out, err, peak = searched_in_a_process(sample_index, url)
+    assert (code, out, err) == (1, "", [f"Error: {TOO_LARGE.format(url=url)}. Check that it is an embeddings API."])
+    assert peak < baseline + 32 * 1024, (peak, baseline)
+
+
+def test_the_bound_holds_the_decoded_answer_not_the_bytes_on_the_wire(sample_index, server):
+    """200 MB of gzipped spaces take a few hundred KB on the wire, under any bound: the decoded bytes count."""
+    assert search(sample_index, server.url("gzip-bomb")) == (
+        f"Error: {TOO_LARGE.format(url=server.url('gzip-bomb'))}. Check that it is an embeddings API."
+    )
+
+
+def test_a_repositorys_server_is_held_to_the_same_bound(project, server):
+    (project.root / ".chunkhound.json").write_text(
+        json.dumps({"embedding": {"provider": "openai", "base_url": server.url("huge")}})
+    )
+    answer = onetool_code.search(query="retry backoff", path=str(project.root), mode="semantic")
+    assert answer == f"Error: {TOO_LARGE.format(url=server.url('huge'))}. Check that it is an embeddings API."
+    assert embeddings.answer_limit(1) == 4 << 20 and embeddings.answer_limit(100) == 100 * embeddings.VECTOR_BYTES
+
+
+@pytest.mark.parametrize("route", ["nan", "infinity", "zeros"])
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_vectors_that_are_not_finite_are_refused_not_ranked(sample_index, server, route, fmt):
+    """A server answering NaN (or Infinity, or zeros: no cosine either) gave an answer in path order, every score
+    ``(nan)``, and ``--format json`` printed a bare ``NaN``: such vectors are an error, like vectors of the wrong
+    size."""
+    url = server.url(route)
+    done = subprocess.run(
+        [sys.executable, "-m", "onetool_code", "search", "retry backoff", "--path", str(sample_index.root),
+         "--mode", "semantic", "--base-url", url, "--format", fmt],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (1, "")
+    message = NOT_FINITE.format(url=url) + '. Check the server; mode="lexical" searches without it.'
+    assert done.stderr == f"Error: {message}\n"
+    assert search(sample_index, url, format=fmt) == ({"error": message} if fmt == "json" else f"Error: {message}")
 
 
 def test_response_that_is_not_embeddings(sample_index, server):
@@ -114,6 +183,10 @@ def test_failures_leave_the_index_untouched(sample_index, server, route):
         ("fail401", "The embeddings API at {url} rejected the API key (401)"),
         ("fail500", "The embeddings API at {url} answered HTTP 500: The server had an error"),
         ("garbage", "The embeddings API at {url} sent a response that is not an embeddings list"),
+        ("nan", NOT_FINITE),
+        ("infinity", NOT_FINITE),
+        ("zeros", NOT_FINITE),
+        ("huge", TOO_LARGE),
     ],
 )
 def test_hybrid_answers_by_words_when_the_api_fails(sample_index, server, route, reason, spans):

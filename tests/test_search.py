@@ -487,3 +487,42 @@ def test_an_index_whose_files_rows_lack_size_and_hash_still_answers(tmp_path):
         "results"
     ]
     assert (item["start_line"], item["note"]) == (4, "moved since indexing (indexed at 3-4)")
+
+
+@pytest.mark.parametrize("cache", [True, False], ids=["snapshot", "index-file"])
+def test_a_stored_vector_of_nan_is_never_a_nan_score_nor_a_meaning(project, cache):
+    """A broken model's NaN vector written into the index (ChunkHound checks none; written here with DuckDB, as
+    its indexer would store it): ``semantic`` keeps ChunkHound's order, which ranks it first, and says why it
+    has no score; hybrid's meaning list leaves it out (it ranked 7th for a query none of its words match);
+    ``related`` from it is refused, since its vector would tie every chunk."""
+    with duckdb.connect(str(project.db)) as con:
+        (chunk_id,) = con.execute(
+            "SELECT c.id FROM chunks c JOIN files f ON c.file_id = f.id "
+            "WHERE f.path = 'services/catalog/retry.go' AND c.start_line = 1"
+        ).fetchone()
+        con.execute(
+            "UPDATE embeddings_1536 SET embedding = list_transform(embedding, lambda x: 'nan'::FLOAT) "
+            "WHERE chunk_id = ?",
+            [chunk_id],
+        )
+    conftest.settled(project.db)
+    query, nan_chunk = "search the catalogue", "services/catalog/retry.go:1-8"
+    semantic = search(project, query=query, mode="semantic", limit=3, format="compact", cache=cache)
+    assert semantic["notice"] == (
+        "1 result has no score: its vector in the index is zeros or NaN, which ChunkHound ranks first (re-index "
+        "with a working embeddings model)"
+    )
+    first = semantic["results"][0]
+    assert (first["loc"], first["s"]) == (nan_chunk, None)
+    assert all(isinstance(r["s"], float) for r in semantic["results"][1:])
+    text = search(project, query=query, mode="semantic", limit=3, cache=cache)
+    assert f"1. {nan_chunk} import (no score)" in text.splitlines() and "nan)" not in text
+    hybrid = search(project, query=query, limit=10, format="compact", cache=cache)
+    assert "notice" not in hybrid and nan_chunk not in [r["loc"] for r in hybrid["results"]]
+    assert onetool_code.related(file="services/catalog/retry.go", line=3, path=str(project.root), cache=cache) == (
+        "Error: the chunk at services/catalog/retry.go:3 has no usable vector of openai/text-embedding-3-small in "
+        "the index (indexed without embeddings, or by a broken model): related needs one; search it by words instead"
+    )
+    like = onetool_code.related(file="src/bookshelf/config.py", line=5, path=str(project.root), format="json")
+    assert like["notice"].startswith("1 result has no score") and like["results"][0]["score"] is None
+    assert json.loads(json.dumps(like, allow_nan=False))["results"][1]["score"] > 0

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 from conftest import build_index
@@ -182,3 +184,48 @@ def test_the_definition_search_resolves_the_name_to_is_named_first(tmp_path):
     assert onetool_code.usages(name="clock.now", path=str(root)).splitlines()[0] == (
         "1 use of clock.now in 1 file (definitions left out: clock.py:1, aaa/other.py:1)"
     )
+
+
+def test_identifiers_that_begin_with_a_non_ascii_letter_are_found_whole(tmp_path):
+    """Python, JavaScript, Go and Rust accept ``名前`` and ``Ωmega`` as names: they are found as ``café`` is,
+    whole (``名前帳`` and ``Ωmegas`` are other names), their definitions left out."""
+    root = tmp_path / "unicode"
+    files = {
+        "names.py": "def 名前():\n    return 1\n\n\nΩmega = 名前() + 1\nprint(名前帳, Ωmegas)\n",
+        "use.js": "const café = 名前();\nexport const x = Ωmega * café;\n",
+        "main.go": "package main\n\nvar Ωmega = 2\n\nfunc main() {\n\tprintln(名前(), Ωmega)\n}\n",
+        "lib.rs": "fn r() -> i32 {\n    名前() + Ωmega\n}\n",
+    }
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    build_index(root, None, embeddings=False)
+    assert onetool_code.usages(name="名前", path=str(root)) == (
+        "4 uses of 名前 in 4 files (definitions left out: names.py:1)\n"
+        "lib.rs\n"
+        "  2: 名前() + Ωmega\n"
+        "main.go\n"
+        "  6: println(名前(), Ωmega)\n"
+        "names.py\n"
+        "  5: Ωmega = 名前() + 1\n"
+        "use.js\n"
+        "  1: const café = 名前();"
+    )
+    omega = onetool_code.usages(name="Ωmega", path=str(root), format="json")
+    assert omega["files"] == [
+        {"path": "lib.rs", "kind": "code", "count": 1, "lines": [2]},
+        {"path": "main.go", "kind": "code", "count": 1, "lines": [6]},
+        {"path": "names.py", "kind": "code", "count": 1, "lines": [5]},
+        {"path": "use.js", "kind": "code", "count": 1, "lines": [2]},
+    ]
+    assert omega["definitions"] == ["main.go:3"]
+    assert onetool_code.usages(name="names.名前", path=str(root)).splitlines()[0] == (
+        "1 use of names.名前 in 1 file (definitions left out: names.py:1)"
+    )
+    assert onetool_code.usages(name="9名前", path=str(root)).startswith("Error: name '9名前' is not an identifier")
+    done = subprocess.run(
+        [sys.executable, "-m", "onetool_code", "usages", "名前", "--path", str(root), "--format", "compact"],
+        capture_output=True, text=True, encoding="utf-8", timeout=60,
+    )  # fmt: skip
+    assert (done.returncode, done.stderr) == (0, "")
+    assert json.loads(done.stdout)["uses"] == 4
