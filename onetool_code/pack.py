@@ -183,8 +183,8 @@ def related(
     format: str = "text",
     max_bytes: int | None = None,
 ) -> str | list | dict:
-    """More code like a place you found: ranked by the stored vector of the chunk at file:line, the chunk itself
-    left out. Needs no API key and no network; answers as search does.
+    """More code like a place you found: ranked by the stored vector of the chunk at file:line, every chunk
+    holding that line left out (it is the place itself). Needs no API key and no network; answers as search does.
 
     Args:
         file: A file of the index, as answers show it (relative to the project root).
