@@ -67,8 +67,9 @@ def search(
         rerank: Rerank the fused top with the reranker ChunkHound is configured with (default: when one is
             configured); false keeps the fused order.
         content: "auto" (code for 1-3 hits), "always" or "never".
-        format: "text" (the default), "json" (a dict of results with full field names) or "compact" (the same
-            with short keys).
+        format: "text" (the default), "json" (a dict of results with full field names) or "compact" (JSON no
+            bigger than text but for its escapes: hits as a file, then its results as rows [start, end, what,
+            score, preview?, {details}?]).
         max_bytes: Response budget in bytes, 500-1,000,000 (default 5,000).
 
     Returns:
@@ -126,8 +127,9 @@ def search_batch(
         rerank: Rerank the fused top with the reranker ChunkHound is configured with (default: when one is
             configured); false keeps the fused order.
         content: "auto" (code for 1-3 hits), "always" or "never".
-        format: "text" (the default), "json" (a dict of results with full field names) or "compact" (the same
-            with short keys).
+        format: "text" (the default), "json" (a dict of results with full field names) or "compact" (JSON no
+            bigger than text but for its escapes: hits as a file, then its results as rows [start, end, what,
+            score, preview?, {details}?]).
         max_bytes: Response budget in bytes, 500-1,000,000 (default 5,000).
 
     Returns:
@@ -199,8 +201,9 @@ def related(
         exclude: Drop paths containing any of these |-separated substrings (exclude="test|mock|fixture").
         expand: Lines of context, 0-200, before and after each hit, read from the file; implies code.
         content: "auto" (code for 1-3 hits), "always" or "never".
-        format: "text" (the default), "json" (a dict of results with full field names) or "compact" (the same
-            with short keys).
+        format: "text" (the default), "json" (a dict of results with full field names) or "compact" (JSON no
+            bigger than text but for its escapes: hits as a file, then its results as rows [start, end, what,
+            score, preview?, {details}?]).
         max_bytes: Response budget in bytes, 500-1,000,000 (default 5,000).
 
     Returns:
@@ -240,8 +243,9 @@ def usages(
         language: Only these languages, |-separated (python|typescript|go; aliases like py, ts, rs work).
         include: Keep only paths containing one of these |-separated substrings (case-insensitive).
         exclude: Drop paths containing any of these |-separated substrings (exclude="test|mock|fixture").
-        format: "text" (the default), "json" (a dict of results with full field names) or "compact" (the same
-            with short keys).
+        format: "text" (the default), "json" (a dict of results with full field names) or "compact" (JSON no
+            bigger than text but for its escapes: hits as a file, then its results as rows [start, end, what,
+            score, preview?, {details}?]).
         max_bytes: Response budget in bytes, 500-1,000,000 (default 5,000).
 
     Returns:

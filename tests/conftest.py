@@ -108,6 +108,18 @@ def ranked(root: Path, base_url: str | None, query: str, **options):
     return engine.run(resolved, req)
 
 
+def compact_rows(answer: dict) -> list[tuple[str, list]]:
+    """Each result of a compact answer with its file: a string in ``results`` names the file of the rows after it
+    (``repository:path`` in a workspace), a row is ``[start, end, what, score, preview?, details?]``."""
+    rows, where = [], None
+    for entry in answer["results"]:
+        if isinstance(entry, str):
+            where = entry
+        else:
+            rows.append((where, entry))
+    return rows
+
+
 def build_index(root: Path, base_url: str | None, *, embeddings: bool = True) -> Path:
     """Index ``root`` with our indexer (the test suite's one way to make an index)."""
     from onetool_code.indexer import build_index as build
