@@ -343,9 +343,8 @@ async def chunkhound_mcp(
     holders: set[int | None] = set()
     try:
         # Every proxy is closed with the failure in flight, if there is one: the task group of a proxy whose
-        # server went away then raises what went wrong (anyio's BrokenResourceError, "Connection lost"), where a
-        # close outside the failure's path left its cancellation to escape as a bare CancelledError, its process
-        # and streams not cleaned up.
+        # server stopped reading then raises what went wrong (anyio's BrokenResourceError, "Connection lost"),
+        # where a close outside the failure's path let the group's cancellation escape as a bare CancelledError.
         async with contextlib.AsyncExitStack() as every:
             proxies: dict[int, contextlib.AsyncExitStack] = {}  # each root's proxy, its contexts entered here
 
