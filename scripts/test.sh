@@ -40,7 +40,7 @@ if stage "venv (python3)" setup .venv-test python3; then
     stage "ChunkHound 6.1.0 venv" .venv-test/bin/python tests/tooling/chunkhound_env.py
     stage "OneTool 2.2.2 venv" .venv-test/bin/python tests/tooling/onetool_env.py
     stage "pytest on $(python3 --version)" .venv-test/bin/python -m pytest "${pytest_args[@]}"
-    # The Python 3.12 the OneTool venv is built with: PYENV_ROOT's or ~/.pyenv's versions, PATH, /usr/bin; a
+    # The Python 3.12 the OneTool venv is built with: on PATH, in PYENV_ROOT's (or ~/.pyenv's) versions, /usr/bin; a
     # candidate counts only if it runs (a pyenv shim on PATH may exit 127). Why none did goes to stderr.
     if py312=$(.venv-test/bin/python tests/tooling/onetool_env.py --python312); then
         if stage "venv (Python 3.12)" setup .venv-test312 "$py312"; then
