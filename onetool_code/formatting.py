@@ -239,14 +239,15 @@ def _compact(view: _View, request: Request) -> list[str | list[Any]]:
 
 
 def _compact_row(view: _View, i: int, request: Request) -> list[Any]:
-    """``[start, end, what, score]``, then the preview when text shows one (a string: its ``N: line`` lines), then
+    """``[start, end, what, score]`` (``[line, what, score]`` for one line, as text writes ``:45``), then the preview when text shows one (a string: its ``N: line`` lines), then
     a dict of the rest text shows under the result's line, when there is any: ``d`` the definitions inside, ``m``
     the other matching lines (``3-5,9``), ``c`` the code (its language is the file's), ``cs`` the line it starts at
     when that is not the result's first and ``cl`` its length when it is not the result's range or not all of it
     is shown (the rest: lines ``cs + shown``..``cs + cl - 1``), ``note``, ``q`` the batch's queries it answers."""
     r = view.results[i]
     defined, preview, matches = _under(view, i)
-    row: list[Any] = [r.start_line, r.end_line, _what(r), round(r.score, 2)]
+    lines_of = [r.start_line] if r.start_line == r.end_line else [r.start_line, r.end_line]
+    row: list[Any] = [*lines_of, _what(r), round(r.score, 2)]
     if preview:
         row.append("\n".join(preview))
     details: dict[str, Any] = {}

@@ -108,15 +108,17 @@ def ranked(root: Path, base_url: str | None, query: str, **options):
     return engine.run(resolved, req)
 
 
-def compact_rows(answer: dict) -> list[tuple[str, list]]:
-    """Each result of a compact answer with its file: a string in ``results`` names the file of the rows after it
-    (``repository:path`` in a workspace), a row is ``[start, end, what, score, preview?, details?]``."""
+def compact_rows(answer: dict) -> list[tuple[str, int, int, list]]:
+    """Each result of a compact answer as (file, start, end, row): a string in ``results`` names the file of the
+    rows after it (``repository:path`` in a workspace), a row is ``[start, end, what, score, preview?, details?]``,
+    or ``[line, what, score, ...]`` for one line."""
     rows, where = [], None
     for entry in answer["results"]:
         if isinstance(entry, str):
             where = entry
         else:
-            rows.append((where, entry))
+            start, end = (entry[0], entry[0]) if isinstance(entry[1], str) else entry[:2]
+            rows.append((where, start, end, entry))
     return rows
 
 

@@ -42,7 +42,7 @@ def test_search_with_every_option(capsys, sample_index):
     )  # fmt: skip
     assert code == 0, err
     answer = json.loads(out)
-    assert answer["count"] <= 3 and all(where.endswith((".py", ".go")) for where, _ in compact_rows(answer))
+    assert answer["count"] <= 3 and all(where.endswith((".py", ".go")) for where, *_ in compact_rows(answer))
 
 
 def test_batch_and_status(capsys, sample_index):

@@ -313,7 +313,7 @@ def test_compact_is_the_text_answer_as_rows(tmp_path):
     )
     assert answer == {
         "count": 1,
-        "results": ["src/a.py", [3, 3, "function load", 0.46, {"m": "3", "c": "def load(): pass"}]],
+        "results": ["src/a.py", [3, "function load", 0.46, {"m": "3", "c": "def load(): pass"}]],
     }
     load = hit("b.py", 1, ["def load(path):", "    return open(path).read()"], 0.9, "load", cid=1)
     save = hit("b.py", 10, ["def save(path, text):", "    pass"], 0.8, "save", cid=2)

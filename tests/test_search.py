@@ -135,7 +135,7 @@ def test_following_next_offset_never_skips_a_hit_the_budget_left_out(sample_inde
             results = answer["results"]
             rows = conftest.compact_rows(answer) if fmt == "compact" else []
             shown += (
-                [(where, row[0], row[1]) for where, row in rows]
+                [(where, start, end) for where, start, end, _ in rows]
                 if fmt == "compact"
                 else [(r["file_path"], r["start_line"], r["end_line"]) for r in results]
             )
