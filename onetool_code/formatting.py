@@ -190,34 +190,19 @@ def _render(view: _View, request: Request, next_offset: int | None) -> str | dic
     following = _next_offset(view, request, next_offset)
     if request.format == "text":
         return _text(view, request, following)
-    answer: dict[str, Any] = {"query": _echo(request)}
+    # compact does not echo the query: the caller has it, and compact is for callers that count bytes.
+    answer: dict[str, Any] = {"query": _echo(request)} if request.format == "json" else {}
     if view.notice:
         answer["notice"] = view.notice
-    answer.update(count=view.shown, results=[_item(view, i, request) for i in range(view.shown)])
+    if request.format == "compact":
+        answer.update(count=view.shown, results=_compact(view, request))
+    else:
+        answer.update(count=view.shown, results=[_item(view, i, request) for i in range(view.shown)])
     if following is not None:
         answer["next_offset"] = following
     if view.left_out:
         answer["left_out"] = _hint(view, request)
     return answer
-
-
-# The efficiency RFC's short keys: field names repeated on every result are a real share of the bytes.
-_COMPACT_KEYS = {
-    "language": "lang",
-    "chunk_type": "t",
-    "name": "n",
-    "definitions": "d",
-    "preview": "p",
-    "match_lines": "m",
-    "score": "s",
-    "file_result_count": "fc",
-    "content": "c",
-    "content_truncated": "ct",
-    "content_lines": "cl",
-    "content_start_line": "cs",
-    "queries": "q",
-    "repository": "r",
-}
 
 
 def _item(view: _View, i: int, request: Request) -> dict[str, Any]:
@@ -229,7 +214,7 @@ def _item(view: _View, i: int, request: Request) -> dict[str, Any]:
         out["preview"] = r.preview_text
     if r.match_lines:
         out["match_lines"] = r.match_lines
-    out["score"] = _score(r.score, 3 if request.format == "json" else 2)
+    out["score"] = _score(r.score, 3)
     if r.file_result_count > 1:
         out["file_result_count"] = r.file_result_count
     if view.content[i]:
@@ -241,11 +226,75 @@ def _item(view: _View, i: int, request: Request) -> dict[str, Any]:
         out["note"] = r.note
     if request.batch:
         out["queries"] = list(r.queries)
-    if request.format == "json":
-        return out
-    compact = {"loc": f"{out.pop('file_path')}:{out.pop('start_line')}-{out.pop('end_line')}"}
-    compact.update((_COMPACT_KEYS.get(key, key), value) for key, value in out.items())
-    return compact
+    return out
+
+
+def _compact(view: _View, request: Request) -> list[str | list[Any]]:
+    """What the text answer says, as JSON that costs about what that text costs: as text does, the file (as text
+    names it: ``repository:path`` in a workspace) is said once before its results (they are next to each other),
+    here as a string; then a row per result (``_compact_row``). Keys repeated on every result, a path repeated for
+    each of a file's results and fields text leaves out made compact cost more than text."""
+    out: list[str | list[Any]] = []
+    where = None
+    for i in range(view.shown):
+        if view.results[i].where != where:
+            where = view.results[i].where
+            out.append(where)
+        out.append(_compact_row(view, i, request))
+    return out
+
+
+def _compact_row(view: _View, i: int, request: Request) -> list[Any]:
+    """``[start, end, what, score]`` (``[line, what, score]`` for one line, as text writes ``:45``), then the
+    preview when text shows one (a string: its ``N: line`` lines), then a dict of the rest text shows under the result's line, when there is any: ``d`` the definitions inside, ``m``
+    the other matching lines (``3-5,9``), ``c`` the code (its language is the file's), ``cs`` the line it starts at
+    when that is not the result's first and ``cl`` its length when it is not the result's range or not all of it
+    is shown (the rest: lines ``cs + shown``..``cs + cl - 1``), ``note``, ``q`` the batch's queries it answers."""
+    r = view.results[i]
+    defined, preview, matches = _under(view, i)
+    lines_of = [r.start_line] if r.start_line == r.end_line else [r.start_line, r.end_line]
+    row: list[Any] = [*lines_of, _what(r), _score(r.score, 2)]
+    if preview:
+        row.append("\n".join(preview))
+    details: dict[str, Any] = {}
+    if defined:
+        details["d"] = defined
+    if matches:
+        details["m"] = _ranges(matches, ",")
+    if view.content[i]:
+        code, truncated = _content_of(view, i)
+        details["c"] = "\n".join(code)
+        if r.content_start != r.start_line:
+            details["cs"] = r.content_start
+        if truncated or (r.content_start, r.content_last_line) != (r.start_line, r.end_line):
+            details["cl"] = r.content_lines
+    if r.note:
+        details["note"] = r.note
+    if request.batch:
+        details["q"] = list(r.queries)
+    return [*row, details] if details else row
+
+
+def _what(r: Result) -> str:
+    """``chunk_type name``, as a result's line says what it is."""
+    return " ".join(part for part in (r.chunk_type, r.name) if part)
+
+
+def _under(view: _View, i: int) -> tuple[str, list[str], list[int]]:
+    """What text and compact show under result ``i``'s line: the definitions inside when they say more than its
+    name, the preview (``N: line`` numbered, ``| line`` of indexed code) when its code is not shown and it is one
+    of the first results or has no name, and, for the first results, the other matching lines."""
+    r = view.results[i]
+    defined = [entry for entry in r.definitions.split(", ") if entry and entry.partition(" ")[2] != r.name]
+    previewing = view.preview[i] and not view.content[i] and (i < DETAILED or not r.name)
+    preview = []
+    if previewing:
+        for index in r.preview:
+            text = _cut(r.lines[index].strip(), PREVIEW_LINE_CHARS)
+            preview.append(f"{r.start_line + index}: {text}" if r.numbered else f"| {text}")
+    previewed = {r.start_line + index for index in r.preview} if previewing else set()
+    matches = [n for n in r.match_lines if n not in previewed] if i < DETAILED else []
+    return _short_definitions(defined) if defined else "", preview, matches
 
 
 def _score(score: float, digits: int) -> float | None:
@@ -281,29 +330,22 @@ def _text(view: _View, request: Request, next_offset: int | None) -> str:
 
 
 def _text_result(view: _View, i: int, request: Request, grouped: bool) -> list[str]:
-    """``N. path:start-end type name (score)``, then what is inside: definitions when they say more than the
-    name, the preview (numbered lines, or ``|`` lines of indexed code), the other matching lines, the code."""
+    """``N. path:start-end type name (score)``, then what is inside (``_under``): definitions, the preview, the
+    other matching lines; then the code."""
     r = view.results[i]
-    what = " ".join(part for part in (r.chunk_type, r.name) if part)
     score = _score(r.score, 2)
     extras = ("no score" if score is None else f"{score:.2f}") + (
         f", q{','.join(map(str, r.queries))}" if request.batch else ""
     )
     lines_of = f"{r.start_line}" if r.start_line == r.end_line else f"{r.start_line}-{r.end_line}"
     place = f":{lines_of}" if grouped else f"{r.where}:{lines_of}"
-    lines = [shown(f"{i + 1}. {place} {what} ({extras})")]
-    defined = [entry for entry in r.definitions.split(", ") if entry and entry.partition(" ")[2] != r.name]
+    lines = [shown(f"{i + 1}. {place} {_what(r)} ({extras})")]
+    defined, preview, matches = _under(view, i)
     if defined:
-        lines.append(shown(f"{INDENT}defines: {_short_definitions(defined)}"))
-    previewing = view.preview[i] and not view.content[i] and (i < DETAILED or not r.name)
-    if previewing:
-        for index in r.preview:
-            text = shown(_cut(r.lines[index].strip(), PREVIEW_LINE_CHARS))
-            lines.append(f"{INDENT}{r.start_line + index}: {text}" if r.numbered else f"{INDENT}| {text}")
-    previewed = {r.start_line + index for index in r.preview} if previewing else set()
-    rest = [n for n in r.match_lines if n not in previewed]
-    if rest and i < DETAILED:
-        lines.append(f"{INDENT}matches: {_ranges(rest)}")
+        lines.append(shown(f"{INDENT}defines: {defined}"))
+    lines.extend(f"{INDENT}{shown(line)}" for line in preview)
+    if matches:
+        lines.append(f"{INDENT}matches: {_ranges(matches)}")
     if view.content[i]:
         lines.extend(_text_code(view, i))
     if r.note:
@@ -333,7 +375,7 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _ranges(numbers: list[int]) -> str:
+def _ranges(numbers: list[int], separator: str = ", ") -> str:
     """``3, 4, 5, 9`` as ``3-5, 9``: runs of consecutive line numbers are common and cost bytes."""
     parts: list[str] = []
     start = previous = numbers[0]
@@ -344,7 +386,7 @@ def _ranges(numbers: list[int]) -> str:
         parts.append(str(start) if start == previous else f"{start}-{previous}")
         if n is not None:
             start = previous = n
-    return ", ".join(parts)
+    return separator.join(parts)
 
 
 def _short_definitions(entries: list[str]) -> str:

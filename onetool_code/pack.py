@@ -67,8 +67,9 @@ def search(
         rerank: Rerank the fused top with the reranker ChunkHound is configured with (default: when one is
             configured); false keeps the fused order.
         content: "auto" (code for 1-3 hits), "always" or "never".
-        format: "text" (the default), "json" (a dict of results with full field names) or "compact" (the same
-            with short keys).
+        format: "text" (the default), "json" (a dict of results with full field names) or "compact" (JSON no
+            bigger than text but for its escapes: hits as a file, then its results as rows [start, end, what,
+            score, preview?, {details}?]).
         max_bytes: Response budget in bytes, 500-1,000,000 (default 5,000).
 
     Returns:
@@ -126,8 +127,9 @@ def search_batch(
         rerank: Rerank the fused top with the reranker ChunkHound is configured with (default: when one is
             configured); false keeps the fused order.
         content: "auto" (code for 1-3 hits), "always" or "never".
-        format: "text" (the default), "json" (a dict of results with full field names) or "compact" (the same
-            with short keys).
+        format: "text" (the default), "json" (a dict of results with full field names) or "compact" (JSON no
+            bigger than text but for its escapes: hits as a file, then its results as rows [start, end, what,
+            score, preview?, {details}?]).
         max_bytes: Response budget in bytes, 500-1,000,000 (default 5,000).
 
     Returns:
@@ -183,8 +185,8 @@ def related(
     format: str = "text",
     max_bytes: int | None = None,
 ) -> str | list | dict:
-    """More code like a place you found: ranked by the stored vector of the chunk at file:line, the chunk itself
-    left out. Needs no API key and no network; answers as search does.
+    """More code like a place you found: ranked by the stored vector of the chunk at file:line, every chunk
+    holding that line left out (it is the place itself). Needs no API key and no network; answers as search does.
 
     Args:
         file: A file of the index, as answers show it (relative to the project root).
@@ -199,8 +201,9 @@ def related(
         exclude: Drop paths containing any of these |-separated substrings (exclude="test|mock|fixture").
         expand: Lines of context, 0-200, before and after each hit, read from the file; implies code.
         content: "auto" (code for 1-3 hits), "always" or "never".
-        format: "text" (the default), "json" (a dict of results with full field names) or "compact" (the same
-            with short keys).
+        format: "text" (the default), "json" (a dict of results with full field names) or "compact" (JSON no
+            bigger than text but for its escapes: hits as a file, then its results as rows [start, end, what,
+            score, preview?, {details}?]).
         max_bytes: Response budget in bytes, 500-1,000,000 (default 5,000).
 
     Returns:
@@ -240,8 +243,9 @@ def usages(
         language: Only these languages, |-separated (python|typescript|go; aliases like py, ts, rs work).
         include: Keep only paths containing one of these |-separated substrings (case-insensitive).
         exclude: Drop paths containing any of these |-separated substrings (exclude="test|mock|fixture").
-        format: "text" (the default), "json" (a dict of results with full field names) or "compact" (the same
-            with short keys).
+        format: "text" (the default), "json" (a dict of results with full field names) or "compact" (JSON no
+            bigger than text but for its escapes: hits as a file, then its results as rows [start, end, what,
+            score, preview?, {details}?]).
         max_bytes: Response budget in bytes, 500-1,000,000 (default 5,000).
 
     Returns:

@@ -2,7 +2,8 @@
 
 No embeddings request: the index already holds every chunk's vector (the snapshot maps them), so the
 chunk's own vector is the query and the order is exactly that of a semantic search whose query vector it is
-(ChunkHound's SQL with snapshots off). The chunk itself is left out of its own answer.
+(ChunkHound's SQL with snapshots off). Every chunk that holds the asked line is left out of the answer, not only
+the one whose vector is the query: the function or class around that line is the place itself, not code like it.
 """
 
 from __future__ import annotations
@@ -39,10 +40,9 @@ def indexed_path(project_root: Path, file: str) -> str:
 
 def run(settings: Settings, request: Request, file: str, line: int) -> Ranked:
     """The page of chunks most like the chunk at ``file``:``line`` (the smallest holding that line, in the file's
-    own numbers, as answers show them)."""
+    own numbers, as answers show them), less every chunk that holds that line."""
     path = indexed_path(settings.project_root, file)
     text = SourceFiles(settings.project_root).read(path)
-    depth = request.offset + request.limit + 2  # one more to tell a next page, one for the chunk itself
 
     def like(view: index.View) -> Ranked:
         instead = f"related ranks by stored vectors; search by words instead: {advice.search_in_words()}"
@@ -52,11 +52,12 @@ def run(settings: Settings, request: Request, file: str, line: int) -> Ranked:
             if reader.holding(path, line) is None:
                 raise _not_indexed(path)
             holding = _holding(lambda number: reader.holding(path, number) or [], text, line)
-            chunk_id, vector = _first_with_vector(
-                path, line, holding, lambda chunk: reader.vector_of(chosen, chunk), chosen
-            )
+            vector = _first_with_vector(path, line, holding, lambda chunk: reader.vector_of(chosen, chunk), chosen)
+            # One more than the page, to tell a next one, and one for each chunk left out.
+            depth = request.offset + request.limit + 1 + len(holding)
             listed = reader.semantic(chosen, vector[np.newaxis], request.filters, depth, exact=True)[0]
-        return _page(request, [hit for hit in listed if hit.chunk_id != chunk_id], view.notice)
+        around = set(holding)
+        return _page(request, [hit for hit in listed if hit.chunk_id not in around], view.notice)
 
     return index.open(settings).search(like)
 
@@ -76,15 +77,15 @@ def _holding(hits_at: Callable[[int], list[Hit]], text: FileText | Unread, line:
 
 def _first_with_vector(
     path: str, line: int, ids: list[int], vector_of: Callable[[int], np.ndarray | None], chosen: index.EmbeddingSet
-) -> tuple[int, np.ndarray]:
-    """The smallest chunk holding the line that has a usable vector of the configured model, and that vector. A
-    vector of zeros or NaN has no cosine with anything: as the query, it would tie every chunk, in path order."""
+) -> np.ndarray:
+    """The vector of the configured model of the smallest chunk holding the line that has a usable one. A vector
+    of zeros or NaN has no cosine with anything: as the query, it would tie every chunk, in path order."""
     if not ids:
         raise BadInputError(f"no indexed chunk of {path} holds line {line} (past its end, or between chunks)")
     for chunk_id in ids:
         vector = vector_of(chunk_id)
         if vector is not None and np.isfinite(vector).all() and vector.any():
-            return chunk_id, vector
+            return vector
     raise ModelNotInIndexError(
         f"the chunk at {path}:{line} has no usable vector of {chosen.provider}/{chosen.model} in the index "
         "(indexed without embeddings, or by a broken model): related needs one; search by words instead: "

@@ -1,33 +1,64 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh machine: lint, format, the suite on Python 3.11 (with the real ChunkHound
 # and the real OneTool in their own cached virtual environments), then the suite on Python 3.12.
-set -euo pipefail
+# Every stage runs whatever an earlier one did, unless it needs what that one failed to make, and says so: a
+# failed lint is no reason to hide what the tests say. The last line names each stage that did not pass, and the
+# script then exits 1.
+set -uo pipefail
 cd "$(dirname "$0")/.."
 
-setup() {  # setup VENV PYTHON
-    "$2" -m venv "$1"
-    "$1/bin/pip" install --quiet --disable-pip-version-check -e ".[test]"
+problems=()
+
+stage() {  # stage NAME COMMAND...: announce, run, and remember a failure with its exit code
+    local name=$1 code
+    shift
+    echo "== $name" >&2
+    "$@"
+    code=$?
+    if [ "$code" -ne 0 ]; then
+        problems+=("$name failed (exit $code)")
+    fi
+    return "$code"
 }
 
-setup .venv-test python3
-.venv-test/bin/ruff check .
-.venv-test/bin/ruff format --check .
-# Real ChunkHound 6.1.0 and OneTool 2.2.2, each in its own venv under ~/.cache/onetool-code (built once).
-.venv-test/bin/python tests/tooling/chunkhound_env.py
-.venv-test/bin/python tests/tooling/onetool_env.py
-.venv-test/bin/python -m pytest "$@"
+skipped() {  # skipped NAME WHY: a stage that cannot run, said where it would have run
+    echo "== $1: not run: $2" >&2
+    problems+=("$1 not run ($2)")
+}
 
-# A pyenv shim named python3.12 may be on PATH and still fail to run: try each candidate for real.
-py312=""
-for candidate in "$HOME"/.pyenv/versions/3.12*/bin/python3.12 "$(command -v python3.12 || true)"; do
-    if [ -n "$candidate" ] && "$candidate" -c 'import sys; assert sys.version_info[:2] == (3, 12)' 2>/dev/null; then
-        py312=$candidate
-        break
+setup() {  # setup VENV PYTHON
+    "$2" -m venv "$1" && "$1/bin/pip" install --quiet --disable-pip-version-check -e ".[test]"
+}
+
+# --durations: the slowest tests, printed above pytest's summary line (which stays the last line it prints).
+pytest_args=(--durations=15 "$@")
+
+if stage "venv (python3)" setup .venv-test python3; then
+    stage "ruff check" .venv-test/bin/ruff check .
+    stage "ruff format --check" .venv-test/bin/ruff format --check .
+    # Real ChunkHound 6.1.0 and OneTool 2.2.2, each in its own venv under ~/.cache/onetool-code (built once).
+    stage "ChunkHound 6.1.0 venv" .venv-test/bin/python tests/tooling/chunkhound_env.py
+    stage "OneTool 2.2.2 venv" .venv-test/bin/python tests/tooling/onetool_env.py
+    stage "pytest on $(python3 --version)" .venv-test/bin/python -m pytest "${pytest_args[@]}"
+    # The Python 3.12 the OneTool venv is built with: on PATH, in PYENV_ROOT's (or ~/.pyenv's) versions, /usr/bin; a
+    # candidate counts only if it runs (a pyenv shim on PATH may exit 127). Why none did goes to stderr.
+    if py312=$(.venv-test/bin/python tests/tooling/onetool_env.py --python312); then
+        if stage "venv (Python 3.12)" setup .venv-test312 "$py312"; then
+            stage "pytest on Python 3.12" .venv-test312/bin/python -m pytest -m "not chunkhound and not onetool" \
+                "${pytest_args[@]}"
+        else
+            skipped "pytest on Python 3.12" "its venv could not be made"
+        fi
+    else
+        skipped "pytest on Python 3.12" "no working Python 3.12 found"
     fi
-done
-if [ -z "$py312" ]; then
-    echo "Python 3.12 not found: the suite ran on $(python3 --version) only" >&2
+else
+    skipped "lint, format and the tests" "the venv could not be made"
+fi
+
+if [ ${#problems[@]} -ne 0 ]; then
+    printf -v said '%s; ' "${problems[@]}"
+    echo "scripts/test.sh: NOT PASSED: ${said%; }" >&2
     exit 1
 fi
-setup .venv-test312 "$py312"
-.venv-test312/bin/python -m pytest -m "not chunkhound and not onetool" "$@"
+echo "scripts/test.sh: every stage passed" >&2

@@ -108,6 +108,20 @@ def ranked(root: Path, base_url: str | None, query: str, **options):
     return engine.run(resolved, req)
 
 
+def compact_rows(answer: dict) -> list[tuple[str, int, int, list]]:
+    """Each result of a compact answer as (file, start, end, row): a string in ``results`` names the file of the
+    rows after it (``repository:path`` in a workspace), a row is ``[start, end, what, score, preview?, details?]``,
+    or ``[line, what, score, ...]`` for one line."""
+    rows, where = [], None
+    for entry in answer["results"]:
+        if isinstance(entry, str):
+            where = entry
+        else:
+            start, end = (entry[0], entry[0]) if isinstance(entry[1], str) else entry[:2]
+            rows.append((where, start, end, entry))
+    return rows
+
+
 def build_index(root: Path, base_url: str | None, *, embeddings: bool = True) -> Path:
     """Index ``root`` with our indexer (the test suite's one way to make an index)."""
     from onetool_code.indexer import build_index as build

@@ -277,9 +277,48 @@ def _found_by_chunkhound(session, pattern: str):
     return ask
 
 
+# The realtime backend of the daemons the tests start. ChunkHound 6.1.0 picks its packaged watchman, which refuses
+# to start at a lowered priority ("Watchman is running at a lower than normal priority ... refusing to start",
+# seen under `nice -n 10`), and its daemon then exits: a backend named in the config gets no fallback to polling.
+# watchdog (inotify) sees saved files as promptly and at any priority, and falls back to polling by itself when it
+# cannot watch. What the tests hold ChunkHound to (its writes while we read) is the same under either backend.
+REALTIME_BACKEND = {"CHUNKHOUND_INDEXING__REALTIME_BACKEND": "watchdog"}
+
+
+def _daemon_failure(line: str) -> bool:
+    """A line of ``daemon.log`` that says what failed: a startup phase, or an error (not its traceback)."""
+    if "[startup]" in line:
+        return " failed" in line
+    return "| ERROR" in line and not line.endswith("Full error details:")
+
+
+def chunkhound_said(roots: Sequence[Path]) -> str:
+    """ChunkHound's own reason a daemon failed, from the logs it writes in each project: the startup phases that
+    failed and the errors of ``.chunkhound/daemon.log``, watchman's ``watchman.failed.log``, ``startup_error.log``.
+    Its client sees only a closed connection (``McpError: Connection closed``), so without these a failure of
+    the daemon says nothing of why."""
+    said: list[str] = []
+    for root in roots:
+        logs = root / ".chunkhound"
+        wanted = (
+            (logs / "daemon.log", _daemon_failure),
+            (logs / "watchman" / "watchman.failed.log", lambda line: "[watchman]" in line),
+            (logs / "db" / "startup_error.log", lambda line: line.startswith(("ChunkHound MCP startup error", "Hint"))),
+        )
+        for log, keep in wanted:
+            if log.is_file():
+                lines = dict.fromkeys(line[:500] for line in log.read_text(errors="replace").splitlines() if keep(line))
+                said += [f"{log}:", *(f"  {line}" for line in list(lines)[-6:])] if lines else []
+    return "\n".join(["ChunkHound's logs say:", *said]) if said else "ChunkHound's logs say nothing of a failure"
+
+
 @contextlib.asynccontextmanager
 async def chunkhound_mcp(
-    chunkhound, roots: Sequence[Path], errlog: TextIO, env: Mapping[str, str] | None = None
+    chunkhound,
+    roots: Sequence[Path],
+    errlog: TextIO,
+    env: Mapping[str, str] | None = None,
+    prefix: Sequence[str] = (),
 ) -> AsyncIterator[list[ClientSession]]:
     """A session with ``chunkhound mcp`` on each of ``roots`` (its daemon holds the index read-write all the time
     and re-indexes saved files), the servers started side by side: starting is most of their cost. On leaving,
@@ -290,7 +329,11 @@ async def chunkhound_mcp(
     answers ``initialize`` itself and gives up on a daemon that has not acknowledged it within 10 s (ChunkHound
     6.1.0's ``client_proxy``), closing the connection at the first call: seen twice in full runs of the suite on a
     busy machine, never alone. The daemon outlives its proxy, so a proxy started again finds it up; after three
-    proxies the failure is raised with ChunkHound's own last lines."""
+    proxies the failure is raised with ChunkHound's own last lines.
+
+    The daemons watch files with ``REALTIME_BACKEND`` unless ``env`` names another; ``prefix`` is a command that
+    runs ``chunkhound`` (``nice -n 10``). Any failure in the block or in starting carries ChunkHound's own reason
+    (``chunkhound_said``) as a note."""
     import anyio
     from mcp.client.stdio import StdioServerParameters
 
@@ -298,41 +341,47 @@ async def chunkhound_mcp(
 
     dbs = [root / ".chunkhound" / "db" / "chunks.db" for root in roots]
     holders: set[int | None] = set()
-    proxies: dict[int, contextlib.AsyncExitStack] = {}  # each root's proxy, its contexts entered here
     try:
+        # Every proxy is closed with the failure in flight, if there is one: the task group of a proxy whose
+        # server stopped reading then raises what went wrong (anyio's BrokenResourceError, "Connection lost"),
+        # where a close outside the failure's path let the group's cancellation escape as a bare CancelledError.
+        async with contextlib.AsyncExitStack() as every:
+            proxies: dict[int, contextlib.AsyncExitStack] = {}  # each root's proxy, its contexts entered here
 
-        async def start(i: int) -> ClientSession:
-            root = roots[i]
-            params = StdioServerParameters(
-                command=str(chunkhound.executable), args=["mcp", str(root)], env=chunkhound.environ(env), cwd=str(root)
-            )
-            proxies[i] = contextlib.AsyncExitStack()
-            return await _client(proxies[i], params, errlog)
+            async def start(i: int) -> ClientSession:
+                root = roots[i]
+                command = [*prefix, str(chunkhound.executable), "mcp", str(root)]
+                params = StdioServerParameters(
+                    command=command[0], args=command[1:], env=chunkhound.environ({**REALTIME_BACKEND, **(env or {})}),
+                    cwd=str(root),
+                )  # fmt: skip
+                proxies[i] = await every.enter_async_context(contextlib.AsyncExitStack())
+                return await _client(proxies[i], params, errlog)
 
-        sessions = [await start(i) for i in range(len(roots))]
-        for attempt in range(3):
-            failed: dict[int, Exception] = {}
-            async with anyio.create_task_group() as starting:
-                for i, session in enumerate(sessions):
-                    starting.start_soon(_answers, session, i, failed)
-            if not failed:
-                break
-            if attempt == 2:
-                errlog.flush()
-                said = Path(errlog.name).read_text(errors="replace")[-2000:]
-                raise AssertionError(f"chunkhound mcp never answered: {failed!r}\n{said}")
-            for i in failed:
-                with contextlib.suppress(BaseException):  # the proxy is gone; its client may say so again
-                    await proxies[i].aclose()
-                sessions[i] = await start(i)
-        try:
-            yield sessions
-        finally:
-            holders.update(index.writer(db) for db in dbs)
+            sessions = [await start(i) for i in range(len(roots))]
+            for attempt in range(3):
+                failed: dict[int, Exception] = {}
+                async with anyio.create_task_group() as starting:
+                    for i, session in enumerate(sessions):
+                        starting.start_soon(_answers, session, i, failed)
+                if not failed:
+                    break
+                if attempt == 2:
+                    errlog.flush()
+                    said = Path(errlog.name).read_text(errors="replace")[-2000:]
+                    raise AssertionError(f"chunkhound mcp never answered: {failed!r}\n{said}")
+                for i in failed:
+                    with contextlib.suppress(BaseException):  # the proxy is gone; its client may say so again
+                        await proxies[i].aclose()
+                    sessions[i] = await start(i)
+            try:
+                yield sessions
+            finally:
+                holders.update(index.writer(db) for db in dbs)
+    except BaseException as exc:
+        exc.add_note(chunkhound_said(roots))
+        raise
     finally:
-        for proxy in reversed(proxies.values()):
-            with contextlib.suppress(BaseException):
-                await proxy.aclose()
         holders.update(index.writer(db) for db in dbs)
         for pid in holders - {None}:
             subprocess.run(["kill", str(pid)], check=False)
@@ -398,6 +447,35 @@ def test_beside_chunkhounds_own_server_new_code_is_found_within_seconds_of_it(ch
     assert timings["new file"] <= 5 and timings["rename"] <= 5, timings
     log = (tmp_path / "chunkhound-stderr.txt").read_text()
     assert "Conflicting lock" not in log and "Could not set lock" not in log, log[-2000:]
+
+
+def test_a_daemon_that_fails_says_chunkhounds_own_reason(chunkhound, tmp_path):
+    """A daemon whose file watcher cannot start exits, and its client sees only a closed connection: the failure
+    carries ChunkHound's reason, read from its logs. The watcher here is the packaged watchman at a lowered
+    priority, which refuses to run (any priority below normal: also when the suite itself runs under ``nice``)."""
+    import anyio
+
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "app.py").write_text("def load_config(path):\n    return open(path).read()\n")
+    chunkhound.index_no_embeddings(root)
+    watchman = {"CHUNKHOUND_INDEXING__REALTIME_BACKEND": "watchman"}
+
+    async def scenario() -> None:
+        with (tmp_path / "chunkhound-stderr.txt").open("w") as errlog:
+            async with chunkhound_mcp(chunkhound, [root], errlog, watchman, prefix=["nice", "-n", "10"]) as (session,):
+                deadline = time.monotonic() + 60
+                while time.monotonic() < deadline:  # the daemon fails within a second of starting
+                    await _found_by_chunkhound(session, "def load_config")()
+                    await anyio.sleep(0.5)
+
+    # A server gone shows to its client as McpError, anyio's ClosedResourceError or BrokenResourceError (in a
+    # group), as the race falls; what the test holds is the note (pytest's match reads the notes too).
+    with pytest.raises(Exception, match="Watchman is running at a lower than normal priority") as failed:
+        anyio.run(scenario)
+    said = "\n".join(failed.value.__notes__)
+    assert said.startswith("ChunkHound's logs say:")
+    assert "fallback to polling is disabled because realtime_backend was explicitly configured" in said
 
 
 # -- VoyageAI, as ChunkHound's README recommends it (issue 19) ------------------------------------------------------

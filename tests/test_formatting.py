@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import onetool_code
-from onetool_code import request
-from onetool_code.formatting import render_search
+from onetool_code import formatting, request
+from onetool_code.formatting import INDENT, render_search
 from onetool_code.hits import Hit
 from onetool_code.placement import LOST, Placement
 from onetool_code.shaping import Placed, merge, shape
@@ -303,17 +303,29 @@ def test_definitions_say_a_shared_label_once(tmp_path):
     assert "  defines: method get, put, function helper" in answer.splitlines()
 
 
-def test_compact_uses_short_keys(tmp_path):
+def test_compact_is_the_text_answer_as_rows(tmp_path):
+    """Each file once, as text names it, then its results' rows: ``[start, end, what, score]``, the preview text
+    shows, and a dict of the rest (``m`` other matching lines, ``c`` code)."""
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "a.py").write_text("import os\n\ndef load(): pass\n")
     answer = render(
         [hit("src/a.py", 3, ["def load(): pass"], 0.4567, "load")], tmp_path, format="compact", query="load"
     )
     assert answer == {
-        "query": "load", "count": 1,
-        "results": [{"loc": "src/a.py:3-3", "lang": "python", "t": "function", "n": "load", "d": "function load",
-                     "p": "def load(): pass", "m": [3], "s": 0.46, "c": "def load(): pass", "ct": False, "cl": 1}],
-    }  # fmt: skip
+        "count": 1,
+        "results": ["src/a.py", [3, "function load", 0.46, {"m": "3", "c": "def load(): pass"}]],
+    }
+    load = hit("b.py", 1, ["def load(path):", "    return open(path).read()"], 0.9, "load", cid=1)
+    save = hit("b.py", 10, ["def save(path, text):", "    pass"], 0.8, "save", cid=2)
+    hits = [*on_disk(tmp_path, load, save), *many(2)]
+    answer = render(hits, tmp_path, format="compact", query="load path", content="never")
+    text = render(hits, tmp_path, query="load path", content="never")
+    assert answer["results"][0] == "b.py" and [row[:4] for row in answer["results"][1:3]] == [
+        [1, 2, "function load", 0.9], [10, 11, "function save", 0.8],
+    ]  # fmt: skip
+    under_load = text.split("\n1. :1-2 function load (0.90)\n", 1)[1].split("\n2. ")[0].split("\n")
+    assert under_load == [f"{INDENT}2: return open(path).read()", f"{INDENT}matches: 1"]  # what text says under it
+    assert answer["results"][1][4:] == ["2: return open(path).read()", {"m": "1"}]
 
 
 def test_chunk_text_that_lost_its_indentation_is_shown_as_on_disk(tmp_path):
@@ -338,7 +350,7 @@ def test_a_changed_file_falls_back_to_the_indexed_code_with_a_note(tmp_path):
 def test_no_results(tmp_path):
     assert render([], tmp_path, query="nothing here") == "No results found for: nothing here"
     assert render([], tmp_path, format="json", query="nothing") == {"query": "nothing", "count": 0, "results": []}
-    assert render([], tmp_path, format="compact", query="nothing") == {"query": "nothing", "count": 0, "results": []}
+    assert render([], tmp_path, format="compact", query="nothing") == {"count": 0, "results": []}
 
 
 # --- invariants over many inputs -----------------------------------------------------------------------
@@ -469,3 +481,46 @@ def test_control_characters_in_paths_and_names_are_escaped_in_text(tmp_path):
     data = onetool_code.search(query="login_helper", path=str(tmp_path), mode="lexical", format="json")
     assert {r["file_path"] for r in data["results"]} >= {forged, "esc\x1b[2K\x1b[1Aname.py"}  # json keeps them, escaped
     assert cli.main(["status", "--path", str(tmp_path)]) == 0
+
+
+REAL_SEARCHES = [
+    ("retry with exponential backoff", "hybrid"),
+    ("how is a session token checked", "semantic"),
+    ("UserSession", "lexical"),
+    ("parse configuration file", "lexical"),
+    ("import", "lexical"),
+    (r"def \w+", "regex"),
+    (r"func \w+", "regex"),
+]
+
+
+def json_escapes(value: object) -> int:
+    """The bytes JSON adds inside the strings of ``value`` (``\\n``, ``\\t``, ``\\"``, ``\\\\``): what compact
+    pays over text for the same characters, and nothing else may cost it more than text."""
+    if isinstance(value, str):
+        return len(json.dumps(value, ensure_ascii=False).encode()) - len(value.encode()) - 2
+    if isinstance(value, dict):
+        return sum(json_escapes(v) for v in value.values())
+    if isinstance(value, list):
+        return sum(json_escapes(v) for v in value)
+    return 0
+
+
+@pytest.mark.parametrize(("query", "mode"), REAL_SEARCHES)
+@pytest.mark.parametrize("content", ["never", "auto", "always"])
+@pytest.mark.parametrize("limit", [3, 30])
+def test_compact_costs_no_more_than_text_for_the_same_answer(sample_index, query, mode, content, limit):
+    """Compact is for callers that count bytes: for the same results (a budget that leaves nothing out), it is
+    no bigger than text but for JSON's escapes, which only code, mostly, has many of (a line break, a tab, a
+    quote, a backslash each cost a byte more): with no code shown, it is no bigger at all."""
+    search = dict(
+        query=query, path=str(sample_index.root), base_url=sample_index.base_url, mode=mode, content=content,
+        limit=limit, max_bytes=1_000_000,
+    )  # fmt: skip
+    text = onetool_code.search(**search)
+    compact = onetool_code.search(**search, format="compact")
+    assert compact["count"] == int(text.split()[1]) > 0  # the same results: "Found N results for: ..."
+    size = len(formatting.as_text(compact).encode())
+    assert size - json_escapes(compact) <= len(text.encode())
+    if not any("c" in part[-1] for part in compact["results"] if isinstance(part, list) and isinstance(part[-1], dict)):
+        assert size <= len(text.encode())

@@ -52,18 +52,29 @@ def related_ids(root, *, cache: bool, **options) -> list[int]:
     return [hit.chunk_id for hit in similar.run(resolved, req, **options).hits]
 
 
+def holding(db, file: str, line: int) -> set[int]:
+    """Every chunk of ``file`` whose lines hold ``line``: the place asked about, left out of its answer."""
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return set(database.chunks_holding(con, file, line))
+    finally:
+        con.close()
+
+
 @pytest.mark.parametrize("cache", [True, False], ids=["snapshot", "index-file"])
 @pytest.mark.parametrize(("path", "line"), [("src/bookshelf/retry.py", 40), ("services/catalog/store.go", 30)])
 def test_the_order_is_a_semantic_search_with_the_chunks_own_vector(sample_index, cache, path, line):
-    chunk_id, vector, chosen = chunk_at(sample_index.db, path, line)
-    expected = [c for c in chunkhound_order(sample_index.db, vector, chosen) if c != chunk_id]
+    _, vector, chosen = chunk_at(sample_index.db, path, line)
+    around = holding(sample_index.db, path, line)
+    expected = [c for c in chunkhound_order(sample_index.db, vector, chosen) if c not in around]
     assert related_ids(sample_index.root, cache=cache, file=path, line=line) == expected[:100]
 
 
 def test_filters_and_pages_are_those_of_search(sample_index):
-    chunk_id, vector, chosen = chunk_at(sample_index.db, **PLACE)
+    _, vector, chosen = chunk_at(sample_index.db, **PLACE)
     python = schema.Filters(languages=("python",), include=("src",))
-    expected = [c for c in chunkhound_order(sample_index.db, vector, chosen, python) if c != chunk_id]
+    around = holding(sample_index.db, **PLACE)
+    expected = [c for c in chunkhound_order(sample_index.db, vector, chosen, python) if c not in around]
     got = related_ids(sample_index.root, cache=True, language="python", include="src", limit=5, offset=5, **PLACE)
     assert got == expected[5:10]
 
@@ -180,3 +191,34 @@ def test_a_line_is_the_files_own_whichever_way_the_index_numbers_it(project, num
     settled(project.db)
     assert chunk_id not in related_chunk_ids(project.root, 28)  # it is where related starts
     assert chunk_id in related_chunk_ids(project.root, 33)  # from def retry, it is one of the others
+
+
+@pytest.mark.parametrize(
+    ("place", "around"),
+    [
+        ({"file": "src/bookshelf/retry.py", "line": 40}, "function retry"),
+        ({"file": "src/bookshelf/auth.py", "line": 42}, "class UserSession"),
+    ],
+)
+def test_no_chunk_that_holds_the_line_is_an_answer(sample_index, place, around):
+    """The code around the place asked about (the function or class holding the line, as well as the smallest
+    chunk there) is that place, not code like it: no result of the place's file spans the line."""
+    con = duckdb.connect(str(sample_index.db), read_only=True)
+    try:
+        enclosing = con.execute(
+            "SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ? AND c.chunk_type || ' ' || "
+            "c.symbol = ? AND c.start_line <= ? AND ? <= c.end_line",
+            [place["file"], around, place["line"], place["line"]],
+        ).fetchall()
+    finally:
+        con.close()
+    assert len(holding(sample_index.db, **place)) >= 2 and len(enclosing) == 1  # more than the smallest holds it
+    answer = onetool_code.related(**place, path=str(sample_index.root), limit=100, format="json", max_bytes=100_000)
+    assert answer["count"] >= 10
+    spanning = [
+        r
+        for r in answer["results"]
+        if r["file_path"] == place["file"] and r["start_line"] <= place["line"] <= r["end_line"]
+    ]
+    assert not spanning, spanning
+    assert enclosing[0][0] not in related_ids(sample_index.root, cache=True, limit=100, **place)

@@ -133,13 +133,14 @@ def test_following_next_offset_never_skips_a_hit_the_budget_left_out(sample_inde
             following = int(found[1]) if found else None
         else:
             results = answer["results"]
+            rows = conftest.compact_rows(answer) if fmt == "compact" else []
             shown += (
-                [(r["loc"].rsplit(":", 1)[0], *map(int, r["loc"].rsplit(":", 1)[1].split("-"))) for r in results]
-                if (fmt == "compact")
+                [(where, start, end) for where, start, end, _ in rows]
+                if fmt == "compact"
                 else [(r["file_path"], r["start_line"], r["end_line"]) for r in results]
             )
             following = answer.get("next_offset")
-            assert answer["count"] == len(results)
+            assert answer["count"] == len(rows if fmt == "compact" else results)
         assert following is None or following > offset  # every page moves on
         offset, pages = following, pages + 1
     assert pages > 3  # the budget really cut pages short

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import build_index
+from conftest import build_index, compact_rows
 from openai_server import EmbeddingsServer
 from test_mcp_server import talk, text
 
@@ -145,7 +145,7 @@ def test_every_hit_names_its_repository(repos):
     assert answer["count"] > 3
     assert {r["repository"] for r in answer["results"]} == {"billing", "storefront", "gateway"}
     compact = _search(repos, "function that returns a value", format="compact", limit=20)
-    assert [r["r"] for r in compact["results"]] == [r["repository"] for r in answer["results"]]
+    assert [where.split(":")[0] for where, *_ in compact_rows(compact)] == [r["repository"] for r in answer["results"]]
     text = _search(repos, "function that returns a value", limit=20, content="never")
     places = [line for line in text.split("\n")[1:] if not line.startswith(INDENT)]
     labelled = [line.split(". ", 1)[1] if line[0].isdigit() else line for line in places]

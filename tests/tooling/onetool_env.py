@@ -14,7 +14,8 @@ needs Python >= 3.12 and its own dependency set, while the test process may be t
 * ``OneToolEnv.direct_run(...)`` runs ``onetool direct run --no-host`` (same execution pipeline, no MCP,
   about as slow to start as the server but needs no session).
 
-Run this file directly to pre-warm the cached venv (CI does it before the test session).
+Run this file directly to pre-warm the cached venv (CI does it before the test session); with ``--python312`` it
+prints the Python 3.12 it would build the venv with, or says on stderr why none was found (``scripts/test.sh``).
 """
 
 from __future__ import annotations
@@ -841,6 +842,14 @@ asyncio.run(main())
 
 
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--python312"]:
+        # scripts/test.sh's Python 3.12 stage takes the interpreter this venv is built with: one search, not two.
+        try:
+            print(find_python312())
+        except OneToolUnavailableError as exc:
+            print(exc, file=sys.stderr)
+            sys.exit(1)
+        sys.exit(0)
     _root = Path(__file__).resolve().parents[2]
     _started = time.monotonic()
     _env = ensure_onetool(_root)
