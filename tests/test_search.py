@@ -490,6 +490,19 @@ def test_an_index_whose_files_rows_lack_size_and_hash_still_answers(tmp_path):
     assert (item["start_line"], item["note"]) == (4, "moved since indexing (indexed at 3-4)")
 
 
+def _compact_places(results: list) -> list[tuple[str, float | None]]:
+    """Each compact row as ``(file:start-end, score)``: a file's path, then its rows."""
+    placed, file = [], ""
+    for item in results:
+        if isinstance(item, str):
+            file = item
+            continue
+        lines = [n for n in item if isinstance(n, int)]
+        what_at = len(lines)
+        placed.append((f"{file}:{'-'.join(map(str, lines))}", item[what_at + 1]))
+    return placed
+
+
 @pytest.mark.parametrize("cache", [True, False], ids=["snapshot", "index-file"])
 def test_a_stored_vector_of_nan_is_never_a_nan_score_nor_a_meaning(project, cache):
     """A broken model's NaN vector written into the index (ChunkHound checks none; written here with DuckDB, as
@@ -513,16 +526,17 @@ def test_a_stored_vector_of_nan_is_never_a_nan_score_nor_a_meaning(project, cach
         "1 result has no score: its vector in the index is zeros or NaN, which ChunkHound ranks first (re-index "
         "with a working embeddings model)"
     )
-    first = semantic["results"][0]
-    assert (first["loc"], first["s"]) == (nan_chunk, None)
-    assert all(isinstance(r["s"], float) for r in semantic["results"][1:])
+    placed = _compact_places(semantic["results"])
+    assert placed[0] == (nan_chunk, None)
+    assert all(isinstance(score, float) for _, score in placed[1:])
     text = search(project, query=query, mode="semantic", limit=3, cache=cache)
     assert f"1. {nan_chunk} import (no score)" in text.splitlines() and "nan)" not in text
     hybrid = search(project, query=query, limit=10, format="compact", cache=cache)
-    assert "notice" not in hybrid and nan_chunk not in [r["loc"] for r in hybrid["results"]]
+    assert "notice" not in hybrid and nan_chunk not in [place for place, _ in _compact_places(hybrid["results"])]
     assert onetool_code.related(file="services/catalog/retry.go", line=3, path=str(project.root), cache=cache) == (
         "Error: the chunk at services/catalog/retry.go:3 has no usable vector of openai/text-embedding-3-small in "
-        "the index (indexed without embeddings, or by a broken model): related needs one; search it by words instead"
+        "the index (indexed without embeddings, or by a broken model): related needs one; search by words instead: "
+        'search(query="...", mode="lexical")'
     )
     like = onetool_code.related(file="src/bookshelf/config.py", line=5, path=str(project.root), format="json")
     assert like["notice"].startswith("1 result has no score") and like["results"][0]["score"] is None
