@@ -2,8 +2,8 @@
 # The whole test suite on a fresh machine: lint, format, the suite on Python 3.11 (with the real ChunkHound
 # and the real OneTool in their own cached virtual environments), then the suite on Python 3.12.
 # Every stage runs whatever an earlier one did, unless it needs what that one failed to make, and says so: a
-# failed lint is no reason to hide what the tests say. The last line names each stage that did not pass, and the
-# script then exits 1.
+# failed lint is no reason to hide what the tests say. When one did not pass, the last line names each such stage
+# and the script exits 1; when all passed, the last line is pytest's summary.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -61,4 +61,4 @@ if [ ${#problems[@]} -ne 0 ]; then
     echo "scripts/test.sh: NOT PASSED: ${said%; }" >&2
     exit 1
 fi
-echo "scripts/test.sh: every stage passed" >&2
+# Every stage passed: pytest's own summary line stays the last thing printed.
