@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -323,10 +324,19 @@ def _text(view: _View, request: Request, next_offset: int | None) -> str:
         path = result.where
         out.extend(_text_result(view, i, request, grouped))
     if next_offset is not None:
-        out.append(f"More results: offset={next_offset}")
+        out.append(f"More results: offset={next_offset}{_merged(view, request, next_offset)}")
     if view.left_out:
         out.append(_hint(view, request))
     return "\n".join(out)
+
+
+def _merged(view: _View, request: Request, next_offset: int) -> str:
+    """Why a page of 10 hits shows 8 results (hits of one file that overlap are one result), so that the count
+    and the next offset do not read as a contradiction."""
+    hits = next_offset - request.offset
+    if view.left_out or request.batch or hits <= len(view.results):
+        return ""
+    return f" (this page's {hits} hits made {len(view.results)} results: hits that overlap are merged)"
 
 
 def _text_result(view: _View, i: int, request: Request, grouped: bool) -> list[str]:
@@ -353,6 +363,13 @@ def _text_result(view: _View, i: int, request: Request, grouped: bool) -> list[s
     return lines
 
 
+def _fence(code: Sequence[str]) -> str:
+    """A fence longer than any run of backticks in the code (CommonMark's rule): Markdown's own ```json block
+    inside a chunk then stays inside ours instead of closing it."""
+    longest = max((len(run) for line in code for run in re.findall(r"`{3,}", line)), default=0)
+    return "`" * max(3, longest + 1)
+
+
 def _text_code(view: _View, i: int) -> list[str]:
     """The fenced code, with where it starts when that is not the result's range, and what was cut."""
     r = view.results[i]
@@ -360,7 +377,8 @@ def _text_code(view: _View, i: int) -> list[str]:
     lines = []
     if r.numbered and (r.content_start, r.content_last_line) != (r.start_line, r.end_line):
         lines.append(f"{INDENT}code of lines {r.content_start}-{r.content_last_line}:")
-    lines.extend([f"```{r.language}", *code, "```"])
+    fence = _fence(code)
+    lines.extend([f"{fence}{r.language}", *code, fence])
     if truncated:
         more = r.content_lines - len(code)
         if r.numbered:

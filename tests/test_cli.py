@@ -195,3 +195,27 @@ def test_agents_prints_and_writes_the_instructions(capsys, tmp_path):
         f"Error: {tmp_path / 'AGENTS.md'} is a symlink or not a regular file: nothing written\n"
     )
     assert not (tmp_path / "elsewhere.md").exists()
+
+
+def test_code_holding_a_fence_is_fenced_by_a_longer_one(capsys, sample_index):
+    """A Markdown chunk's own ```json block stays inside the answer's fence (issue 36, item 9)."""
+    args = ["search", '"title"', "--mode", "regex", "--include", "docs/api.md", "--limit", "1", "--content", "always"]
+    code, out, _ = run(capsys, *args, "--path", str(sample_index.root))
+    lines = out.split("\n")
+    opening = next(i for i, line in enumerate(lines) if line.startswith("```"))
+    fence = lines[opening].split("markdown")[0]
+    closing = lines.index(fence, opening + 1)
+    assert code == 0 and fence == "````"
+    assert "```json" in lines[opening + 1 : closing] and lines[closing + 1] == "More results: offset=1"
+
+
+def test_a_page_whose_hits_were_merged_says_so_beside_the_next_offset(capsys, sample_index):
+    """The demo's query: 10 hits make 8 results; the count and the next offset say why they differ."""
+    args = ["search", "retry with exponential backoff", "--mode", "lexical", "--path", str(sample_index.root)]
+    code, out, _ = run(capsys, *args)
+    lines = out.rstrip("\n").split("\n")
+    found = int(lines[0].split()[1])
+    assert code == 0 and found < 10
+    assert (
+        lines[-1] == f"More results: offset=10 (this page's 10 hits made {found} results: hits that overlap are merged)"
+    )
