@@ -14,7 +14,7 @@ PACKAGE = Path(onetool_code.__file__).parent
 # entry points, and a module reads knowing only what is below it. The MCP server takes its tools' descriptions
 # from the pack's docstrings; the CLI starts it.
 LEVELS = {
-    "errors": 0, "hits": 0, "names": 0, "parameters": 0, "reading": 0,
+    "advice": 0, "errors": 0, "hits": 0, "names": 0, "parameters": 0, "reading": 0,
     "schema": 1, "spans": 1, "progress": 1, "transport": 1,
     "settings": 2, "definitions": 2,
     "embeddings": 3, "matching": 3, "ranking": 3, "source": 3, "request": 3,
