@@ -297,6 +297,21 @@ def test_the_first_three_results_get_two_preview_lines_the_others_one(tmp_path):
     assert all(i["match_lines"] == [4, 5] for i in items)
 
 
+def test_indexed_code_of_a_gone_file_names_the_definition_the_query_is_about(tmp_path):
+    """Without the file, the indexed code is parsed for the definitions inside; the one the query's words meet
+    best comes first and its lines are the preview, unnumbered (a query naming the class itself names none)."""
+    code = ["class Shelf:", "    def add(self, book):", "        self.books.append(book)", "",
+            "    def lend(self, member):", "        # a member borrows the first book", "        return self.books.pop()"]  # fmt: skip
+    shelf = hit("gone.py", 10, code, 0.5, "Shelf", "class")
+    assert render([shelf], tmp_path, query="which member borrows a book", content="never").splitlines()[1:5] == [
+        "1. gone.py:10-16 class Shelf (0.50)",
+        "  defines: method lend, add",
+        "  | def lend(self, member):",
+        "  | # a member borrows the first book",
+    ]
+    assert render([shelf], tmp_path, query="Shelf", content="never").splitlines()[2] == "  defines: method add, lend"
+
+
 def test_definitions_say_a_shared_label_once(tmp_path):
     code = ["class Store:", "    def get(self): pass", "    def put(self): pass", "def helper(): pass"]
     (item,) = on_disk(tmp_path, hit("s.py", 1, code, symbol="Store", chunk_type="class"))
