@@ -240,6 +240,18 @@ def defined_name(symbol: str, chunk_type: str, code: str) -> str:
 
 # -- the words of code -------------------------------------------------------------------------------------------------
 
+# Words that say nothing of where code is: never matched against file names (``ranking``), and worth little in
+# telling which definition of a long result a query is about (``shaping``).
+STOPWORDS = frozenset(
+    {
+        "a", "an", "and", "are", "as", "at", "be", "by", "do", "does", "for", "from", "has", "have", "how", "if",
+        "in", "into", "is", "it", "its", "not", "of", "on", "or", "the", "to", "was", "what", "when", "where",
+        "which", "who", "why", "with", "this", "that",
+    }
+)  # fmt: skip
+COMMENT_STARTS = ("#", "//", "/*", "*", "@", '"' * 3, "'" * 3)  # how comment, docstring and decorator lines start
+
+
 _WORD = re.compile(r"[A-Za-z0-9_]+")
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 

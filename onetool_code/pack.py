@@ -40,9 +40,10 @@ def search(
     Call it rather than grep or glob for a behaviour or concept in words, a name whose spelling or place you do
     not know, or "where is X handled"; grep a string you already know exactly. Answers are places to Read next.
 
-    Each hit gives file:start-end, its type and name, the definitions inside it, the lines that matched
-    the query's words, and the code itself when there are at most 3 hits (all of it for 1 hit, up to 150
-    lines each for 2-3). Hits of one file that overlap or touch are merged; the hits of one file come
+    Each hit gives file:start-end, its type and name, the definitions inside it (in a long hit such as a
+    whole class, the one the query is about first, its lines the preview and the matches), the lines that
+    matched the query's words, and the code itself when there are at most 3 hits (all of it for 1 hit, up to
+    150 lines each for 2-3). Hits of one file that overlap or touch are merged; the hits of one file come
     together under its path (``2. :40-52`` is lines 40-52 of it). Line numbers are the file's own; a note
     says when a file changed since indexing (moved or edited lines, or deleted). The answer stays within
     max_bytes (5,000 by default): over that, code, then previews, then the lowest hits are left out, and

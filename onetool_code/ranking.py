@@ -16,6 +16,8 @@ from pathlib import PurePosixPath
 
 from onetool_code.hits import Hit
 from onetool_code.names import (
+    COMMENT_STARTS,
+    STOPWORDS,
     bare,
     defining_line,
     definition_of,
@@ -81,17 +83,8 @@ _DATA_LANGUAGES = frozenset({"json", "yaml", "toml", "makefile", "unknown", "git
 _DATA_WORDS = frozenset(
     {"config", "configuration", "yaml", "yml", "toml", "makefile", "dockerfile", "manifest", "ini", "json"}
 )
-# Words that say nothing of where code is: never matched against file names.
-_STOPWORDS = frozenset(
-    {
-        "a", "an", "and", "are", "as", "at", "be", "by", "do", "does", "for", "from", "has", "have", "how", "if",
-        "in", "into", "is", "it", "its", "not", "of", "on", "or", "the", "to", "was", "what", "when", "where",
-        "which", "who", "why", "with", "this", "that",
-    }
-)  # fmt: skip
 _TEST_WORDS = frozenset({"test", "tests", "testing", "spec", "specs", "fixture", "fixtures", "mock", "mocks"})
 _DOC_WORDS = frozenset({"doc", "docs", "documentation", "readme", "example", "examples", "changelog", "guide"})
-_COMMENT = ("#", "//", "/*", "*", "@", '"' * 3, "'" * 3)  # comment, docstring and decorator lines
 
 
 def hybrid(
@@ -233,10 +226,10 @@ class _Wants:
             names=names,
             qualifiers=qualifiers,
             data=bool(words & _DATA_WORDS) or any(language in _DATA_LANGUAGES for language in filters.languages),
-            keywords=frozenset(w for w in keywords if len(w) > 2 and w not in _STOPWORDS),
+            keywords=frozenset(w for w in keywords if len(w) > 2 and w not in STOPWORDS),
             spelled=spellings(query),
             query_words=[w.lower() for w in re.findall(r"[A-Za-z0-9]+", query)],
-            prose=any(w not in named and w not in _STOPWORDS for w in (w.lower() for w in identifiers(query))),
+            prose=any(w not in named and w not in STOPWORDS for w in (w.lower() for w in identifiers(query))),
         )
 
 
@@ -254,7 +247,7 @@ def _defined_as(hit: Hit, wants: _Wants) -> str | None:
     if own.lower() in wants.names:
         return own
     assert wants.definition is not None
-    head = [line for line in hit.code.split("\n")[:6] if line.strip() and not line.lstrip().startswith(_COMMENT)]
+    head = [line for line in hit.code.split("\n")[:6] if line.strip() and not line.lstrip().startswith(COMMENT_STARTS)]
     for line in head[:3]:
         found = wants.definition.search(line)
         spelled = _written(found.group(), wants.names) if found else None

@@ -19,9 +19,21 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from onetool_code import matching
-from onetool_code.definitions import Definition, definitions, enclosing
+from onetool_code.definitions import Definition, definitions, enclosing, outline
 from onetool_code.hits import Hit
-from onetool_code.names import bare, defining_line, display_name, is_piece, match_tokens
+from onetool_code.names import (
+    COMMENT_STARTS,
+    STOPWORDS,
+    bare,
+    defining_line,
+    display_name,
+    identifier_parts,
+    is_piece,
+    match_tokens,
+    query_tokens,
+    stem,
+    tokens,
+)
 from onetool_code.placement import Placement, place
 from onetool_code.request import Request
 from onetool_code.source import SourceFiles, Unread
@@ -38,6 +50,30 @@ _PIECE_TYPES = frozenset({"function", "method", "class"})
 # The first results shown get a 2-line preview, the others their best line: the detail goes where the agent
 # looks first (as code does, by the number of results), and the rest stay one line of code each.
 FULL_PREVIEWS = 3
+# Which definition inside a long result the query is about (``_matched_best``): a word such as "the" or "for"
+# counts this much of a word that says what is asked about, and a name spelled out by the query counts this many
+# words (a query's "fine for an overdue loan" meets ``fineFor``, whose body shares as many words with it as
+# ``markOverdueLoans``'s does).
+STOPWORD_WEIGHT = 0.25
+NAME_WEIGHT = 2.0
+
+
+@dataclass(frozen=True)
+class Inner:
+    """A definition inside a result (not the one that names it), by indexes into ``Result.lines``: ``head`` the
+    line that names it, ``first`` the first of the comment, docstring or decorator lines above it (``head`` when
+    none), ``last`` its last line."""
+
+    label: str
+    name: str
+    first: int
+    head: int
+    last: int
+
+    @property
+    def entry(self) -> str:
+        """As ``Result.definitions`` lists it: ``method fineFor``."""
+        return f"{self.label} {self.name}"
 
 
 @dataclass
@@ -69,6 +105,7 @@ class Result:
     content_lines: int = 0
     note: str | None = None
     rank: int = 0  # the best place among its hits in the whole ranked list (see ``engine.Ranked``)
+    inner: tuple[Inner, ...] = ()  # the definitions inside it, for naming the one a query is about (``describe``)
     repository: str = ""  # the label of its repository in a workspace search (``workspace``); "" for one project
 
     @property
@@ -135,18 +172,65 @@ def _results(placed: Sequence[Placed], request: Request, sources: SourceFiles) -
 
 
 def describe(results: list[Result], request: Request) -> None:
-    """What depends on a result's place in the answer: how many results its file has, its matching lines, and
-    its preview (two lines for the first ``FULL_PREVIEWS``, one after)."""
+    """What depends on a result's place in the answer and on the query: how many results its file has, its
+    matching lines, its preview (two lines for the first ``FULL_PREVIEWS``, one after) and, in a long result,
+    which definition inside it the query is about (``_matched_best``): named first among its definitions, its
+    lines the preview (the line that names it, then its best matching line) and the matching lines, so that an
+    agent handed a whole class reads the method asked about, not the class's first lines."""
     tokens_of = [match_tokens(q) for q in request.queries]
+    stems_of = [query_tokens(q) for q in request.queries]
     counts = Counter(r.where for r in results)
     for position, result in enumerate(results):
         result.file_result_count = counts[result.where]
         wanted = result.queries or tuple(range(1, len(request.queries) + 1))
-        tokens = list(dict.fromkeys(t for q in wanted for t in tokens_of[q - 1]))
+        words = list(dict.fromkeys(t for q in wanted for t in tokens_of[q - 1]))
+        count = 2 if position < FULL_PREVIEWS else 1
+        best = _matched_best(result, list(dict.fromkeys(t for q in wanted for t in stems_of[q - 1])))
+        if best is None:
+            if result.numbered:
+                result.match_lines = matching.match_lines(result.lines, words, result.start_line)
+            result.preview = matching.preview(result.lines, words, count, _naming_lines(result))
+            continue
+        entries = [e for e in result.definitions.split(", ") if e and e != best.entry]
+        result.definitions = ", ".join([best.entry, *entries])
+        span = result.lines[best.first : best.last + 1]
         if result.numbered:
-            result.match_lines = matching.match_lines(result.lines, tokens, result.start_line)
-        said = _naming_lines(result)
-        result.preview = matching.preview(result.lines, tokens, 2 if position < FULL_PREVIEWS else 1, said)
+            result.match_lines = matching.match_lines(span, words, result.start_line + best.first)
+        result.preview = [best.head]
+        if count == 2:
+            other = matching.preview(span, words, 1, {best.head - best.first})
+            result.preview = sorted({best.head, *(best.first + i for i in other)})
+
+
+def _matched_best(result: Result, stems: Sequence[str]) -> Inner | None:
+    """The definition inside ``result`` that the query's words (``stems``: ``names.query_tokens``, the lexical
+    index's) meet best, or None: when it holds none, when the query only names the result itself ("LoanService"),
+    or when no definition meets one of the query's words other than ``STOPWORDS``.
+
+    A definition scores each query word its lines (with the comment above it) hold, a stop word
+    ``STOPWORD_WEIGHT``, plus ``NAME_WEIGHT`` times the share of its name's parts the query holds; the
+    shorter wins a tie. Words only, since a result's lines are all there is to go by here: no vectors."""
+    stop = {stem(w) for w in STOPWORDS}
+    said = [t for t in stems if t not in stop]
+    if not result.inner or not said or set(said) <= {stem(p) for p in identifier_parts(result.name)}:
+        return None
+    wanted = set(stems)
+
+    def score(inner: Inner) -> tuple[bool, float, int]:
+        held = set(tokens("\n".join(result.lines[inner.first : inner.last + 1])))
+        parts = _name_stems(inner.name)
+        words = sum(STOPWORD_WEIGHT if t in stop else 1.0 for t in wanted & held)
+        named = sum(1 for p in parts if p in wanted) / len(parts)
+        return bool((wanted - stop) & (held | set(parts))), words + NAME_WEIGHT * named, inner.first - inner.last
+
+    best = max(result.inner, key=lambda inner: score(inner)[1:])
+    return best if score(best)[0] else None
+
+
+def _name_stems(name: str) -> list[str]:
+    """The parts of a name by their stems (``fineFor``: ``fine``, ``for``), or the whole name for one of one part."""
+    whole, *parts = identifier_parts(name)
+    return [stem(p) for p in parts if len(p) > 1] or [stem(whole)]
 
 
 def _naming_lines(result: Result) -> set[int]:
@@ -331,7 +415,34 @@ def _build(group: list[Placed], sources: SourceFiles) -> Result:
         queries=tuple(sorted({q for p in group for q in p.hit.queries})),
         note=note,
         rank=min(p.hit.rank for p in group),
+        inner=_inner(
+            sources.outline(best.file_path, best.language) if numbered else outline("\n".join(lines), best.language),
+            lines,
+            start if numbered else 1,
+            (kind, name),
+        )
+        # Parsed only for a result that holds a definition besides the one it is (a class with its methods).
+        if any(entry != f"{kind} {name}" for entry in defined.split(", ") if entry)
+        else (),
     )
+
+
+def _inner(
+    found: Sequence[Definition], lines: Sequence[str], first_line: int, own: tuple[str, str]
+) -> tuple[Inner, ...]:
+    """The definitions of ``found`` (an outline whose line ``first_line`` is ``lines[0]``) that lie within
+    ``lines``, but the one named ``own`` (label, name) that the result is, each with the comment, docstring or
+    decorator lines right above it."""
+    inside = []
+    for d in found:
+        first, last = d.start_line - first_line, d.end_line - first_line
+        if first < 0 or last >= len(lines) or (d.label, d.name) == own:
+            continue
+        head = next((i for i in range(first, last + 1) if d.name in lines[i]), first)
+        while first > 0 and lines[first - 1].lstrip().startswith(COMMENT_STARTS):
+            first -= 1
+        inside.append(Inner(d.label, d.name, first, head, last))
+    return tuple(inside)
 
 
 def _indexed_code(group: list[Placed]) -> list[str]:

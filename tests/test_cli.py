@@ -84,6 +84,63 @@ def test_every_format_fits_the_budget_as_printed(capsys, sample_index, fmt, budg
         assert json.loads(out)["count"] >= (1 if budget > 500 else 0)
 
 
+LOANS = "admin/src/main/java/org/bookshelf/admin/LoanService.java"
+INDEX = "src/bookshelf/search_index.py"
+
+
+@pytest.mark.parametrize(
+    ("query", "mode", "first", "method", "lines", "preview"),
+    [
+        ("how is the fine for an overdue loan computed", "hybrid", f"{LOANS}:16-118 class LoanService", "fineFor", (101, 105),
+         ["101: /** Fine owed for a loan as of {@code asOf}. */", "102: public long fineFor(Loan loan, LocalDate asOf) {"]),
+        ("withdraw a book from the index", "hybrid", f"{INDEX}:60-213 class BookSearchIndex", "remove", (104, 116),
+         ["104: def remove(self, book_id: int) -> bool:",
+          '105: """Withdraw a book from the index. Returns False if it was absent."""']),
+        ("autocomplete indexed terms by prefix", "hybrid", f"{INDEX}:60-213 class BookSearchIndex", "suggest", (200, 205),
+         ["200: def suggest(self, prefix: str, limit: int = 5) -> list[str]:",
+          '201: """Autocomplete: indexed terms starting with ``prefix``, most common first."""']),
+        ("lend a book to a member", "lexical", f"{LOANS}:16-118 class LoanService", "borrow", (74, 86),
+         ["74: /** Lend a book to a member, enforcing the open-loan limit. */",
+          "75: public Loan borrow(long memberId, long bookId) {"]),
+        ("hit rate statistics of the cache", "lexical", "web/src/lruCache.js:11-83 class LruCache", "stats", (73, 82),
+         ["73: stats() {", "80: hitRate: total === 0 ? 0 : this.hits / total,"]),
+    ],
+)  # fmt: skip
+def test_a_long_result_names_the_definition_the_query_is_about(
+    capsys, sample_index, query, mode, first, method, lines, preview
+):
+    """A whole class answers; the method inside it that the query's words meet best is named first among its
+    definitions and its lines are the preview and the matching lines, in every format (issue 36, item 5)."""
+    where = ["--path", str(sample_index.root), "--base-url", sample_index.base_url, "--mode", mode]
+    code, out, err = run(capsys, "search", query, *where, "--content", "never")
+    assert (code, err) == (0, "")
+    said = out.splitlines()
+    assert said[1].startswith(f"1. {first} (")
+    assert said[2].startswith(f"  defines: method {method}, ")
+    assert said[3:5] == [f"  {line}" for line in preview]
+    code, out, err = run(capsys, "search", query, *where, "--content", "never", "--format", "json")
+    top = json.loads(out)["results"][0]
+    assert top["definitions"].startswith(f"method {method}, ")
+    assert [line.strip() for line in top["preview"].split("\n")] == [line.partition(": ")[2] for line in preview]
+    assert top["match_lines"] and set(top["match_lines"]) <= set(range(lines[0], lines[1] + 1))
+    code, out, err = run(capsys, "search", query, *where, "--content", "never", "--format", "compact")
+    (_, _, _, row), *_ = compact_rows(json.loads(out))
+    assert row[4] == "\n".join(preview) and row[5]["d"].startswith(f"method {method}, ")
+
+
+def test_a_query_naming_the_long_result_itself_names_nothing_inside(capsys, sample_index):
+    """ "LoanService" asks for the class: no method of it is put first, the class's own lines are previewed."""
+    code, out, _ = run(capsys, "search", "LoanService", "--path", str(sample_index.root), "--base-url",
+                       sample_index.base_url, "--content", "never")  # fmt: skip
+    assert code == 0
+    assert out.splitlines()[1].startswith(f"1. {LOANS}:16-118 class LoanService (")
+    assert out.splitlines()[2:4] == [
+        "  defines: method withStatus, class Policy, method standard, maxOpenLoans, loanDays, finePerDayCents "
+        "(+5 more)",
+        "  68: public LoanService(LoanRepository repository, Policy policy, Clock clock) {",
+    ]
+
+
 @pytest.mark.parametrize("pattern", ["def (", "(?<=def )load", "a{2,1}"])
 def test_an_invalid_regex_is_one_plain_line(sample_index, pattern):
     """RE2 writes its own complaint to the process's stderr from C++: nothing but our one line may be there."""

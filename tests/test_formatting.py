@@ -108,7 +108,7 @@ def test_merged_result_has_union_range_best_score_and_all_lines(tmp_path):
     assert len(answer) == 1
     item = answer[0]
     assert (item["start_line"], item["end_line"], item["score"], item["name"]) == (1, 6, 0.8, "Store")
-    assert item["definitions"] == "class Store, method get, method put"
+    assert item["definitions"] == "method put, class Store, method get"  # the one the query is about first
     assert item["match_lines"] == [5]
     assert item["content"].splitlines()[0] == "class Store:"
 
@@ -289,11 +289,27 @@ def test_the_first_three_results_get_two_preview_lines_the_others_one(tmp_path):
     code = ["def load(path):", "    return read(path)", "", "def config():", "    return load(config())"]
     hits = on_disk(tmp_path, *(hit(f"m{i}.py", 1, code, score=1 - i / 10) for i in range(5)))
     items = json_items(hits, tmp_path, query="load config")
+    # Of the two definitions, ``config`` meets the query best (both words, its whole name): its lines are shown.
     assert [i["preview"] for i in items] == [
         *["def config():\n    return load(config())"] * 3,
-        *["    return load(config())"] * 2,  # the line with the most query words
+        *["def config():"] * 2,  # the line that names it
     ]
-    assert all(i["match_lines"] == [1, 4, 5] for i in items)
+    assert all(i["match_lines"] == [4, 5] for i in items)
+
+
+def test_indexed_code_of_a_gone_file_names_the_definition_the_query_is_about(tmp_path):
+    """Without the file, the indexed code is parsed for the definitions inside; the one the query's words meet
+    best comes first and its lines are the preview, unnumbered (a query naming the class itself names none)."""
+    code = ["class Shelf:", "    def add(self, book):", "        self.books.append(book)", "",
+            "    def lend(self, member):", "        # a member borrows the first book", "        return self.books.pop()"]  # fmt: skip
+    shelf = hit("gone.py", 10, code, 0.5, "Shelf", "class")
+    assert render([shelf], tmp_path, query="which member borrows a book", content="never").splitlines()[1:5] == [
+        "1. gone.py:10-16 class Shelf (0.50)",
+        "  defines: method lend, add",
+        "  | def lend(self, member):",
+        "  | # a member borrows the first book",
+    ]
+    assert render([shelf], tmp_path, query="Shelf", content="never").splitlines()[2] == "  defines: method add, lend"
 
 
 def test_definitions_say_a_shared_label_once(tmp_path):
