@@ -1,7 +1,9 @@
 """The command line: ``python -m onetool_code status|search|batch|usages|index|mcp|agents|pack-path``.
 
 The only module that writes to stdout/stderr. Results go to stdout through the one formatter; errors go to
-stderr as one ``Error: ...`` line. Exit codes: 0 success (no results included), 1 an error, 2 bad usage.
+stderr as one ``Error: ...`` line, and so does the first read of a big index (a bar on a terminal), through the
+watcher this module installs (``progress.on_stderr``). Exit codes: 0 success (no results included), 1 an error, 2
+bad usage.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, NoReturn
 
-from onetool_code import advice, agents, api, formatting, parameters, settings, workspace
+from onetool_code import advice, agents, api, formatting, parameters, progress, settings, workspace
 from onetool_code.errors import BadInputError, OneToolCodeError
 from onetool_code.spans import LOGGER_NAME
 
@@ -162,10 +164,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "agents":
         with advice.on_command_line():
             return _agents(args)
-    # Messages name flags; the MCP server's calls, answered inside this call, name parameters.
-    speaking = nullcontext() if args.command == "mcp" else advice.on_command_line()
+    # Messages name flags, and a first read shows itself on stderr; the MCP server's calls, answered inside this
+    # call, name parameters and tell their progress to the client that asked for it.
+    serving = args.command == "mcp"
+    speaking = nullcontext() if serving else advice.on_command_line()
+    watched = nullcontext() if serving else progress.watching(progress.on_stderr)
     try:
-        with _spans_shown(args), speaking:
+        with _spans_shown(args), speaking, watched:
             result = _run(args)
     except OneToolCodeError as exc:
         print(formatting.render_error(str(exc), "text"), file=sys.stderr)

@@ -8,7 +8,9 @@ duplicate of the real stdout and points descriptor 1, and with it ``sys.stdout``
 Like the pack, it answers from snapshots and never holds the index, so ChunkHound can index or watch the project
 while the server runs; the snapshots it has mapped stay mapped as long as it runs. Each call runs on a thread of
 its own, so a slow embeddings request does not hold up the protocol (pings, cancellations, other calls), and the
-server exits when its input closes, whatever a call is doing.
+server exits when its input closes, whatever a call is doing. A call whose client sent a ``progressToken`` hears
+how a first read of an index goes as ``notifications/progress`` (``_Notifications``); stderr, the client's log,
+is not told.
 """
 
 from __future__ import annotations
@@ -20,22 +22,28 @@ import inspect
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import version
+from pathlib import Path
 from typing import Any, TextIO
 
 import anyio
 import anyio.from_thread
 import anyio.lowlevel
 import mcp.types as types
+from anyio.lowlevel import EventLoopToken
 from mcp.server.lowlevel import Server
+from mcp.server.session import ServerSession
 from mcp.server.stdio import stdio_server
 
-from onetool_code import api, formatting, index, pack, parameters, settings
+from onetool_code import api, formatting, index, pack, parameters, progress, settings
 from onetool_code.parameters import Parameter
 
 SERVER_NAME = "onetool-code"
+# How often a phase of a read that advances step by step (the vectors) is told to the client, at most.
+PROGRESS_INTERVAL = 0.25
 
 
 @dataclass(frozen=True)
@@ -155,12 +163,20 @@ def _description(function: Callable[..., Any]) -> str:
     return (inspect.getdoc(function) or "").split("\n\nArgs:")[0]
 
 
-async def _call(tool: Tool, arguments: Mapping[str, Any]) -> types.CallToolResult:
-    """One tool call through the library's error boundary: an error is a tool error carrying ``Error: ...``."""
+async def _call(tool: Tool, arguments: Mapping[str, Any], notifications: _Notifications | None) -> types.CallToolResult:
+    """One tool call through the library's error boundary: an error is a tool error carrying ``Error: ...``;
+    ``notifications``: the client's, when it asked to hear the call's progress."""
     # A JSON null is how many clients leave an optional argument out.
     given = {name: value for name, value in arguments.items() if value is not None}
     accepted = [p.name for p in tool.parameters]
-    outcome = await _on_daemon_thread(functools.partial(api.call, tool.run, given, accepted))
+    call = functools.partial(api.call, tool.run, given, accepted)
+    if notifications is not None:
+        call = functools.partial(_watched, notifications.reading, call)
+    try:
+        outcome = await _on_daemon_thread(call)
+    finally:
+        if notifications is not None:
+            notifications.open = False  # the call is over (or cancelled): its thread's reads tell nobody now
     if outcome.error is not None:
         return _result(formatting.render_error(outcome.error, "text"), error=True)
     # json and compact answers are dicts: sent as compact JSON text, as OneTool sends them.
@@ -188,6 +204,68 @@ async def _on_daemon_thread(call: Callable[[], api.Outcome]) -> api.Outcome:
     return outcome[0]
 
 
+def _watched(watcher: progress.Watcher, call: Callable[[], api.Outcome]) -> api.Outcome:
+    """``call()`` with its first reads told to ``watcher``; on the call's own thread, as a context variable is."""
+    with progress.watching(watcher):
+        return call()
+
+
+class _Notifications:
+    """The progress of one call's first reads, sent to its client as ``notifications/progress`` under the token
+    the client gave. A read runs on the call's thread and the session lives on the event loop: each notification
+    is sent there (``anyio.from_thread.run``), the thread waiting until it is written, so that they go out in
+    order and before the answer. None is sent once the call is over (``open``), as the protocol wants, though a
+    cancelled call's thread reads on. The protocol wants each ``progress`` greater than the last and a read has
+    phases of different sizes, so ``progress`` counts the notifications and the message carries the counts."""
+
+    def __init__(self, session: ServerSession, token: str | int, request_id: str, loop: EventLoopToken) -> None:
+        self.session = session
+        self.token = token
+        self.request_id = request_id
+        self.loop = loop
+        self.open = True
+        self.sent = 0
+        self.index = Path()
+        self.what = ""
+        self.told_at = 0.0
+
+    def reading(self, index: Path) -> progress.Reading:
+        """The ``progress.Watcher``: every read of the call is told under the one token."""
+        self.index, self.what = index, ""
+        return self
+
+    def __call__(self, what: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if what == self.what and done < total and now - self.told_at < PROGRESS_INTERVAL:
+            return
+        self.what, self.told_at = what, now
+        message = f"reading the index {self.index} for the first time: {what} {done:,}/{total:,}"
+        with contextlib.suppress(RuntimeError):  # the event loop has closed: nobody is waiting any more
+            anyio.from_thread.run(self._send, message, token=self.loop)
+
+    def close(self) -> None:
+        """The answer itself says the read is over."""
+
+    async def _send(self, message: str) -> None:
+        if not self.open:
+            return
+        self.sent += 1
+        # The client has gone: the read goes on all the same, for the calls of the next client.
+        with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+            await self.session.send_progress_notification(
+                self.token, self.sent, message=message, related_request_id=self.request_id
+            )
+
+
+def _notifications(server: Server) -> _Notifications | None:
+    """The current request's client's notifications, when it sent a progress token."""
+    context = server.request_context
+    token = context.meta.progressToken if context.meta is not None else None
+    if token is None:
+        return None
+    return _Notifications(context.session, token, str(context.request_id), anyio.lowlevel.current_token())
+
+
 def _result(text: str, *, error: bool) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], isError=error)
 
@@ -208,7 +286,7 @@ def _server(found: Mapping[str, Tool]) -> Server:
             return _result(
                 formatting.render_error(f"unknown tool {name}; valid: {', '.join(found)}", "text"), error=True
             )
-        return await _call(tool, arguments)
+        return await _call(tool, arguments, _notifications(server))
 
     return server
 

@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import compact_rows
+from conftest import build_index, compact_rows
 
 import onetool_code
-from onetool_code import advice, agents, cli
+from onetool_code import advice, agents, cli, progress
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -139,6 +139,29 @@ def test_a_query_naming_the_long_result_itself_names_nothing_inside(capsys, samp
         "(+5 more)",
         "  68: public LoanService(LoanRepository repository, Policy policy, Clock clock) {",
     ]
+
+
+def test_a_first_read_of_a_big_index_says_so_once_on_a_pipe(tmp_path):
+    """A pipe (a script, a log) gets one line on stderr when a first read is a long one (``NOTICE_CHUNKS`` or
+    more); the warm search after it says nothing, and what is on stdout is the same."""
+    functions = 100  # a chunk each
+    files = progress.NOTICE_CHUNKS // functions + 1
+    (tmp_path / "src").mkdir()
+    for f in range(files):
+        code = "".join(f"def handler_{f}_{i}(value):\n    return value * {i} + {f}\n\n\n" for i in range(functions))
+        (tmp_path / "src" / f"mod_{f}.py").write_text(code)
+    db = build_index(tmp_path, None, embeddings=False)
+    command = [
+        sys.executable, "-m", "onetool_code", "search", "handler_7_7", "--mode", "lexical", "--path", str(tmp_path),
+        "--limit", "2",
+    ]  # fmt: skip
+    first, warm = [subprocess.run(command, capture_output=True, text=True, timeout=120) for _ in range(2)]
+    chunks = files * functions
+    assert (first.returncode, first.stderr) == (
+        0, f"reading the index {db} for the first time ({chunks:,} chunks): this takes a moment, once\n",
+    )  # fmt: skip
+    assert (warm.returncode, warm.stderr) == (0, "")
+    assert first.stdout == warm.stdout and first.stdout.startswith("Found 2 results for: handler_7_7\n1. src/mod_7.py")
 
 
 @pytest.mark.parametrize("pattern", ["def (", "(?<=def )load", "a{2,1}"])

@@ -1,5 +1,6 @@
 """A live index: a changed state is read as its delta against the last base and answers as a full read would;
-long-lived processes refresh in the background; the first read of an index shows its progress on a terminal."""
+long-lived processes refresh in the background; the first read of an index shows its progress on the command
+line's terminal."""
 
 from __future__ import annotations
 
@@ -206,14 +207,8 @@ def test_a_copy_that_does_not_fit_leaves_the_last_snapshot_answering_with_the_re
     assert "this answer is from the snapshot of " in found["notice"]
 
 
-@pytest.mark.parametrize("terminal", [True, False])
-def test_the_first_read_shows_its_progress_on_a_terminal_only(project, terminal):
-    settled(project.db)
-    command = [sys.executable, "-m", "onetool_code", "status", "--path", str(project.root)]
-    if not terminal:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=120, env=os.environ.copy())
-        assert done.returncode == 0 and done.stderr == ""
-        return
+def on_a_terminal(command: list[str]) -> tuple[str, str]:
+    """What ``command`` writes to stderr, a terminal (a pseudo-terminal), and to stdout, a pipe."""
     parent, child = pty.openpty()
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=child, text=True) as proc:
         os.close(child)
@@ -232,10 +227,30 @@ def test_the_first_read_shows_its_progress_on_a_terminal_only(project, terminal)
         out = proc.stdout.read()
         assert proc.wait(60) == 0
     os.close(parent)
-    text = seen.decode()
+    return seen.decode(), out
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_the_first_read_shows_its_progress_on_a_terminal_only(project, terminal):
+    settled(project.db)
+    command = [sys.executable, "-m", "onetool_code", "status", "--path", str(project.root)]
+    if not terminal:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120, env=os.environ.copy())
+        assert done.returncode == 0 and done.stderr == ""  # too small a read for its line on a pipe
+        return
+    text, out = on_a_terminal(command)
     assert "chunks" in text and "vectors of text-embedding-3-small" in text and "lexical index" in text, text
     assert "392/392" in text and "\r" in text  # counts, redrawn in place
     assert "Files: " in out and "\x1b" not in out
+
+
+def test_the_library_draws_nothing_even_on_a_terminal(project):
+    """Only the command line writes to stderr: the library (OneTool's pack calls it inside OneTool, whose stderr
+    is its own) reads an index for the first time in silence."""
+    settled(project.db)
+    script = "import sys, onetool_code; print(onetool_code.status(path=sys.argv[1]))"
+    text, out = on_a_terminal([sys.executable, "-c", script, str(project.root)])
+    assert text == "" and "Files: " in out
 
 
 COMPACTED = textwrap.dedent("""

@@ -18,8 +18,10 @@ from typing import Any, TextIO
 
 import anyio
 import anyio.to_thread
+import mcp.types as types
 import pytest
 from mcp import ClientSession, StdioServerParameters
+from mcp.client.session import MessageHandlerFnT
 from mcp.client.stdio import stdio_client
 
 from onetool_code import cli, parameters
@@ -30,23 +32,33 @@ PATIENCE = 120
 
 
 @asynccontextmanager
-async def connected(errlog: TextIO, *args: str) -> AsyncIterator[ClientSession]:
-    """A session of the SDK's client with a server it started itself."""
+async def connected(
+    errlog: TextIO, *args: str, message_handler: MessageHandlerFnT | None = None
+) -> AsyncIterator[ClientSession]:
+    """A session of the SDK's client with a server it started itself; ``message_handler`` hears every request
+    and notification the server sends."""
     server = StdioServerParameters(command=sys.executable, args=[*SERVER, *args], env=dict(os.environ))
     async with (
         stdio_client(server, errlog=errlog) as (read, write),
-        ClientSession(read, write, read_timeout_seconds=timedelta(seconds=PATIENCE)) as session,
+        ClientSession(
+            read, write, read_timeout_seconds=timedelta(seconds=PATIENCE), message_handler=message_handler
+        ) as session,
     ):
         await session.initialize()
         yield session
 
 
-def talk(tmp_path: Path, args: list[str], scenario: Callable[[ClientSession], Awaitable[Any]]) -> Any:
+def talk(
+    tmp_path: Path,
+    args: list[str],
+    scenario: Callable[[ClientSession], Awaitable[Any]],
+    message_handler: MessageHandlerFnT | None = None,
+) -> Any:
     """Run ``scenario`` against a fresh server started with ``args``; what it returns."""
 
     async def main() -> Any:
         with (tmp_path / "server-stderr.txt").open("w") as errlog:
-            async with connected(errlog, *args) as session:
+            async with connected(errlog, *args, message_handler=message_handler) as session:
                 return await scenario(session)
 
     return anyio.run(main)
@@ -167,6 +179,49 @@ def test_a_slow_embeddings_request_does_not_hold_up_other_calls(sample_index, se
 
     status = talk(tmp_path, ["--path", str(sample_index.root), "--base-url", server.url("slow")], scenario)
     assert not status.isError and finished == ["status", "search"]
+
+
+def test_a_first_read_is_told_to_a_client_that_asks_for_its_progress(sample_index, tmp_path, monkeypatch):
+    """A client that passes a progress callback (the SDK sends a ``progressToken``) hears a first read of the
+    index as it goes, and nothing of a warm call; a client that passes none hears nothing of a first read, and
+    gets the same answer."""
+    arguments = {"query": "retry with backoff", "mode": "lexical", "limit": 3}
+    heard: list[tuple[float, float | None, str | None]] = []
+    notified: list[types.ProgressNotificationParams] = []
+
+    async def hear(progress: float, total: float | None, message: str | None) -> None:
+        heard.append((progress, total, message))
+
+    async def note(message: Any) -> None:
+        if isinstance(message, types.ServerNotification) and isinstance(message.root, types.ProgressNotification):
+            notified.append(message.root.params)
+
+    async def asking(session):
+        first = await session.call_tool("search", arguments, progress_callback=hear)
+        told = len(heard)
+        warm = await session.call_tool("search", arguments, progress_callback=hear)
+        return first, told, warm
+
+    args = ["--path", str(sample_index.root)]
+    first, told, warm = talk(tmp_path, args, asking, note)
+    assert told == len(heard) > 0 and len(notified) == told  # the warm call read nothing, and said nothing
+    assert [progress for progress, _, _ in heard] == list(range(1, told + 1))  # increasing, as the protocol wants
+    messages = [message for _, _, message in heard]
+    reading = f"reading the index {sample_index.db} for the first time: "
+    assert all(m.startswith(reading) for m in messages), messages
+    assert messages[0].startswith(f"{reading}chunks 0/") and messages[-1].startswith(f"{reading}lexical index 0/")
+    assert any(m.startswith(f"{reading}vectors of text-embedding-3-small ") for m in messages), messages
+    assert text(first) == text(warm)
+
+    notified.clear()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "another-cache"))  # never read again, for this server
+
+    async def not_asking(session):
+        return await session.call_tool("search", arguments)
+
+    unasked = talk(tmp_path, args, not_asking, note)
+    assert notified == [] and text(unasked) == text(first)
+    assert any((tmp_path / "another-cache" / "onetool-code" / "snapshot").iterdir())  # a first read it was
 
 
 class RawClient:

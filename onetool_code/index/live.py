@@ -16,7 +16,8 @@ file. So the file is never opened while another process holds it, and searches a
 - a long-lived process (the MCP server, OneTool) refreshes in the background: a search waits at most
   ``FRESH_WAIT_SECONDS`` for it, then answers from the last snapshot with a note. A one-shot command refreshes
   inline, at the cost of the delta. Only the first read of an index, with no snapshot to answer from, makes a
-  search wait: on a terminal it shows its progress.
+  search wait: it tells the call's watcher how it goes (``progress.watching``), so the entry point that owns a
+  channel can show it.
 """
 
 from __future__ import annotations
@@ -32,11 +33,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from onetool_code import progress
 from onetool_code.errors import CopyError, IndexLockedError, IndexUnreadableError
 from onetool_code.index import database, private_copy, snapshot, store
 from onetool_code.index.snapshot import Snapshot
 from onetool_code.index.store import STORE, Key, Signature, cache_root, folder, machine_lock, publish
-from onetool_code.progress import Progress
 from onetool_code.spans import note
 
 if TYPE_CHECKING:
@@ -214,7 +215,7 @@ def _read(project_root: Path, db_path: Path, key: Key, *, copy: bool) -> Snapsho
     """Read the file's state, from the file or from a private copy, as a delta against the last base when it
     can; publish it."""
     base = _base(key, db_path)
-    report, done = _reporter(first=base is None)
+    report, done = _reporter(db_path, first=base is None)
     copy_seconds = 0.0
     try:
         with contextlib.ExitStack() as stack:
@@ -262,16 +263,14 @@ def _opened(copy: Path) -> Iterator[duckdb.DuckDBPyConnection]:
         ) from exc
 
 
-def _reporter(first: bool) -> tuple[snapshot.Report, Callable[[], None]]:
-    """Progress on stderr for the first read of an index (the long one) when a person is watching."""
-    bar = Progress(None if first else False)
-
-    def report(what: str, done: int, total: int) -> None:
-        if what != bar.label:
-            bar.start(what, total)
-        bar.advance(done - bar.done)
-
-    return report, bar.close
+def _reporter(db_path: Path, first: bool) -> tuple[snapshot.Report, Callable[[], None]]:
+    """How the first read of an index (the long one) goes, told to the call's watcher when it has one; a delta
+    is quick, and told to nobody."""
+    watcher = progress.watcher() if first else None
+    if watcher is None:
+        return lambda what, done, total: None, lambda: None
+    reading = watcher(db_path)
+    return reading, reading.close
 
 
 def _current(key: Key, db_path: Path) -> Snapshot | None:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from onetool_code import progress
 from onetool_code.errors import DamagedError, SupersededError
 from onetool_code.hits import FileRow
 from onetool_code.index import database, lexical, rows, vector_cache
@@ -46,7 +47,7 @@ MIN_DELTA_CHUNKS = 2000
 MAX_DRIFT = 0.01  # the lexical scores' bound (``lexical.LexicalIndex``): 1%
 DIGEST_BLOCK = 256  # vectors whose digests are compared at a time
 
-Report = Callable[[str, int, int], None]  # (what is being read, done, total): progress for a person watching
+Report = Callable[[str, int, int], None]  # (what is being read, done, total): ``progress.CHUNKS`` first
 
 
 @dataclass(frozen=True, eq=False)
@@ -183,7 +184,7 @@ def read_whole(
     layout = database.layout(con, db_path)
     files = database.file_rows(con)
     total = sum(f.chunks for f in files)
-    report("chunks", 0, total)
+    report(progress.CHUNKS, 0, total)
     chunk_rows = database.chunk_rows(con)
     _, _, digests = database.chunk_ids(con)
     vectors = {}
