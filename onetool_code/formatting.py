@@ -510,7 +510,7 @@ def render_status(report: StatusReport, fmt: str) -> str | dict[str, Any]:
     if report.embedding_sets:
         lines.append("Embeddings: " + "; ".join(s.describe() for s in report.embedding_sets))
     else:
-        lines.append('Embeddings: none (lexical search only: mode="lexical")')
+        lines.append(f"Embeddings: none (lexical search only: {advice.option('mode', 'lexical')})")
     wanted = f"{report.provider}/{report.model}"
     found = "present" if report.model_present else "NOT in this index: semantic search will fail"
     lines.append(

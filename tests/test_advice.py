@@ -80,6 +80,9 @@ def test_an_index_without_vectors_names_a_search_in_words_on_each_surface(uninde
     assert words.returncode == 0 and words.stdout.startswith("Found ")
     semantic = _cli("search", "retry", "--mode", "semantic", "--path", root, cwd=unindexed)
     assert "Use --mode lexical" in semantic.stderr
+    status = _cli("status", "--path", root, cwd=unindexed).stdout
+    assert "Embeddings: none (lexical search only: --mode lexical)" in status.split("\n")
+    assert 'Embeddings: none (lexical search only: mode="lexical")' in onetool_code.status(path=root).split("\n")
 
     related = onetool_code.related(file="src/bookshelf/retry.py", line=40, path=root)
     assert 'search by words instead: search(query="...", mode="lexical")' in related and "--" not in related
