@@ -115,7 +115,7 @@ def embed(
         where = settings.endpoint if settings.provider == "voyageai" else settings.base_url or "api.openai.com"
         raise EmbeddingError(
             f"The embeddings API at {where} sent vectors holding NaN or Infinity, or only zeros: its model is "
-            'broken. Check the server; mode="lexical" searches without it.'
+            f"broken. Check the server; {advice.option('mode', 'lexical')} searches without it."
         )
     if settings.client_side_truncation and settings.output_dims is not None and vectors.size:
         if vectors.shape[1] < settings.output_dims:

@@ -161,7 +161,7 @@ def test_vectors_that_are_not_finite_are_refused_not_ranked(sample_index, server
     )  # fmt: skip
     assert (done.returncode, done.stdout) == (1, "")
     message = NOT_FINITE.format(url=url) + '. Check the server; mode="lexical" searches without it.'
-    assert done.stderr == f"Error: {message}\n"
+    assert done.stderr == "Error: " + message.replace('mode="lexical"', "--mode lexical") + "\n"  # flags there
     assert search(sample_index, url, format=fmt) == ({"error": message} if fmt == "json" else f"Error: {message}")
 
 
