@@ -336,7 +336,7 @@ def _merged(view: _View, request: Request, next_offset: int) -> str:
     hits = next_offset - request.offset
     if view.left_out or request.batch or hits <= len(view.results):
         return ""
-    return f" (this page's {hits} hits made {len(view.results)} results: hits that overlap are merged)"
+    return f" ({hits} hits, overlapping ones merged)"
 
 
 def _text_result(view: _View, i: int, request: Request, grouped: bool) -> list[str]:
