@@ -392,8 +392,7 @@ def warm(root: Path, reps: int, phases: Phases) -> dict[str, Any]:
     requests = {
         (query, mode): request.parse(
             queries=query, batch=False, limit=10, offset=0, language=None, chunk_type=None, include=None,
-            exclude=None, expand=None, mode=mode, content=None, format=None, max_bytes=None, default_limit=10,
-            default_max_bytes=5000,
+            exclude=None, expand=None, mode=mode, content=None, format=None, max_bytes=None,
         )
         for query in QUERIES
         for mode in MODES

@@ -76,7 +76,8 @@ def related(root: Path, refused: str, reps: int) -> None:
     import numpy as np
 
     from onetool_code import api, index, request, schema, settings, similar
-    from onetool_code.index import database, embedding_set, live
+    from onetool_code.index import database, live
+    from onetool_code.query_vectors import embedding_set
 
     resolved = settings.resolve(path=str(root), base_url=refused)
     held = live.view(resolved.project_root, resolved.db_path).snapshot
@@ -102,8 +103,7 @@ def related(root: Path, refused: str, reps: int) -> None:
     for file, line in places[:3]:
         req = request.parse(
             queries="like", batch=False, limit=50, offset=0, language=None, chunk_type=None, include=None,
-            exclude=None, expand=None, mode="semantic", content=None, format=None, max_bytes=None, default_limit=10,
-            default_max_bytes=5000,
+            exclude=None, expand=None, mode="semantic", content=None, format=None, max_bytes=None,
         )  # fmt: skip
         ours = [hit.chunk_id for hit in similar.run(resolved, req, file, line).hits]
         chunk_id = next(h.chunk_id for h in chunks.holding(file, line) if vectors.vector_of(h.chunk_id) is not None)

@@ -193,7 +193,7 @@ def run_scenario(scenario: str, root: Path, queries: int, reps: int, base_url: s
     req = request.parse(
         queries=texts if queries > 1 else texts[0], batch=queries > 1, limit=10, offset=0, language=None,
         chunk_type=None, include=None, exclude=None, expand=None, mode="semantic", content=None, format=None,
-        max_bytes=None, default_limit=10, default_max_bytes=5000,
+        max_bytes=None,
     )  # fmt: skip
     extra: dict[str, Any] = {}
     if scenario == "first":  # one call: the process has mapped nothing yet
@@ -207,12 +207,12 @@ def run_scenario(scenario: str, root: Path, queries: int, reps: int, base_url: s
     elif scenario == "chunkhound":
         import duckdb
 
-        from onetool_code import embeddings
+        from onetool_code import embeddings, query_vectors
         from onetool_code.index import database as index
 
         con = duckdb.connect(str(resolved.db_path), read_only=True)
         layout = index.layout(con, resolved.db_path)
-        dims = index.embedding_set(layout, resolved).dims
+        dims = query_vectors.embedding_set(layout, resolved).dims
         sql = CHUNKHOUND_SQL.format(dims=dims)
 
         def call() -> object:

@@ -57,7 +57,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from onetool_code import engine, names, request, schema, settings, shaping
+from onetool_code import engine, names, query_vectors, request, schema, settings, shaping
 from onetool_code.api import search
 from onetool_code.hits import Hit
 from onetool_code.index import database as index
@@ -376,23 +376,7 @@ class Row:
 def measure(q: Query, root: Path, base_url: str, rg: Ripgrep, total: int) -> Row:
     """Every layout's bytes for one query, all from the same ranked hits."""
     config = settings.resolve(path=str(root), base_url=base_url)
-    req = request.parse(
-        queries=q.query,
-        batch=False,
-        limit=None,
-        offset=0,
-        language=None,
-        chunk_type=None,
-        include=None,
-        exclude=None,
-        expand=None,
-        mode="semantic",
-        content="auto",
-        format="text",
-        max_bytes=None,
-        default_limit=config.limit,
-        default_max_bytes=config.max_bytes,
-    )
+    req = request.parse(config, queries=q.query, mode="semantic")
     ranked = engine.run(config, req)
     ours = search(query=q.query, path=str(root), base_url=base_url)
     if not isinstance(ours, str) or ours.startswith("Error:"):
@@ -437,7 +421,7 @@ def _bytes(text: str) -> int:
 def embedded_chunks(config: settings.Settings) -> int:
     """ChunkHound's footer total for a semantic search: every chunk with a vector of the model."""
     with index.connect(config.project_root, config.db_path) as con:
-        return index.embedding_set(index.layout(con, config.db_path), config).count
+        return query_vectors.embedding_set(index.layout(con, config.db_path), config).count
 
 
 @contextmanager

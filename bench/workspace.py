@@ -48,7 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import semble
 
 import onetool_code
-from onetool_code import workspace
+from onetool_code import settings, workspace
 
 WAYS = ("alone", "workspace, by score and words", "workspace, by score", "workspace, by rank")
 # Each workspace way: (fused by score, the query's words weigh each repository).
@@ -75,7 +75,7 @@ def _timed(search: Callable[[], object]) -> tuple[object, float]:
 def run(roots: dict[str, Path], queries: dict[str, list[semble.Query]]) -> dict[str, Any]:
     """Every query, every way: scores per repository and the latencies."""
     paths = [str(root) for root in roots.values()]
-    labels = dict(zip(roots, workspace.labels([root.name for root in roots.values()]), strict=True))
+    labels = dict(zip(roots, settings.labels([root.name for root in roots.values()]), strict=True))
     product = workspace.fuse
     scored: dict[str, dict[str, list[tuple[semble.Query, dict[str, Any]]]]] = {w: {} for w in WAYS}
     ms: dict[str, list[float]] = {"alone": [], "workspace": []}

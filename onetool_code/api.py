@@ -47,13 +47,13 @@ def run_search(
     """Search one query: the best hits, merged and formatted (see ``code.search``'s docstring for the options);
     ``path`` a list of project roots searches them as one workspace."""
     with span("code.search", query=query, mode=mode) as s:
-        resolved, found = _place(s, path, db, provider, model, base_url, cache, host)
+        located = _locate(s, settings.Where(path, db, provider, model, base_url, cache, host))
         req = request.parse(
-            queries=query, batch=False, limit=limit, offset=offset, language=language, chunk_type=chunk_type,
+            located.settings, queries=query, limit=limit, offset=offset, language=language, chunk_type=chunk_type,
             include=include, exclude=exclude, expand=expand, mode=mode, content=content, format=format,
-            max_bytes=max_bytes, default_limit=resolved.limit, default_max_bytes=resolved.max_bytes, rerank=rerank,
+            max_bytes=max_bytes, rerank=rerank,
         )  # fmt: skip
-        return _answer(s, resolved, req, found)
+        return _answer(s, located, req)
 
 
 def run_batch(
@@ -81,76 +81,41 @@ def run_batch(
     """Several queries, one embeddings request, one fused list of at most ``limit`` hits, each tagged with
     the queries that found it."""
     with span("code.search_batch", mode=mode) as s:
-        resolved, found = _place(s, path, db, provider, model, base_url, cache, host)
+        located = _locate(s, settings.Where(path, db, provider, model, base_url, cache, host))
         req = request.parse(
-            queries=queries, batch=True, limit=limit, offset=None, language=language, chunk_type=chunk_type,
+            located.settings, queries=queries, batch=True, limit=limit, language=language, chunk_type=chunk_type,
             include=include, exclude=exclude, expand=expand, mode=mode, content=content, format=format,
-            max_bytes=max_bytes, default_limit=resolved.limit, default_max_bytes=resolved.max_bytes, rerank=rerank,
+            max_bytes=max_bytes, rerank=rerank,
         )  # fmt: skip
         s.add(queryCount=len(req.queries))
-        return _answer(s, resolved, req, found)
+        return _answer(s, located, req)
 
 
-def _resolve(
-    s: Span,
-    path: str | None,
-    db: str | None,
-    provider: str | None,
-    model: str | None,
-    base_url: str | None,
-    cache: bool | None,
-    host: settings.OneToolHost | None,
-) -> settings.Settings:
-    resolved = settings.resolve(
-        path=path, db=db, provider=provider, model=model, base_url=base_url, cache=cache, host=host
-    )
+def _locate(s: Span, where: settings.Where) -> settings.Located:
+    """The call's project, or its workspace's repositories (``settings.locate``, the one owner of ``path``)."""
+    located = settings.locate(where)
+    if located.members is None:
+        s.add(project=str(located.settings.project_root))
+    else:
+        roots = " ".join(str(m.settings.project_root) for m in located.members if m.settings)
+        s.add(project=roots, repositories=len(located.members))
+    return located
+
+
+def _locate_one(s: Span, where: settings.Where, tool: str) -> settings.Settings:
+    resolved = settings.locate_one(where, tool)
     s.add(project=str(resolved.project_root))
     return resolved
 
 
-def _place(
-    s: Span,
-    path: str | Sequence[str] | None,
-    db: str | None,
-    provider: str | None,
-    model: str | None,
-    base_url: str | None,
-    cache: bool | None,
-    host: settings.OneToolHost | None,
-) -> tuple[settings.Settings, list[workspace.Member] | None]:
-    """The settings of the call, and its repositories when ``path`` names several (each resolved on its own;
-    the first that resolves gives the defaults the user configured, limit and byte budget).
-
-    A workspace configured in OneTool (``tools.code.workspaces``) is named as ``path="@name"`` rather than by a
-    parameter of its own: ``path`` is the one answer to "where", so a call cannot name two that disagree, and
-    ``["@api", "~/src/web"]`` mixes a workspace with a root."""
-    roots = workspace.place(path, settings.workspaces(host))
-    if not isinstance(roots, list):
-        return _resolve(s, roots, db, provider, model, base_url, cache, host), None
-
-    def resolve(root: str) -> settings.Settings:
-        return settings.resolve(
-            path=root, db=db, provider=provider, model=model, base_url=base_url, cache=cache, host=host
-        )
-
-    found = workspace.members(roots, resolve)
-    s.add(project=" ".join(str(m.settings.project_root) for m in found if m.settings), repositories=len(found))
-    first = next((m.settings for m in found if m.settings is not None), None)
-    if first is None:
-        raise workspace.all_failed([(m.label, m.problem) for m in found if m.problem is not None])
-    return first, found
-
-
-def _answer(s: Span, resolved: settings.Settings, req: request.Request, found: list[workspace.Member] | None) -> Result:
+def _answer(s: Span, located: settings.Located, req: request.Request) -> Result:
     s.add(limit=req.limit, filters=_describe_filters(req))
-    if found is not None:
-        answered = workspace.search(found, req)
+    if located.members is not None:
+        answered = workspace.search(located.members, req)
         s.add(resultCount=len(answered.results))
         return formatting.render_search(answered.results, req, answered.next_offset, answered.notice)
-    # A hybrid search's page is filled from further down its ranking when merging folds hits into one result. The
-    # other modes keep their page of ``limit`` hits: the order they promise (ChunkHound's) is of hits.
-    filled = req.mode == "hybrid" and not req.batch
-    ranked = engine.run(resolved, replace(req, limit=shaping.FILL * req.limit) if filled else req)
+    resolved = located.settings
+    ranked = engine.run(resolved, shaping.asked(req))
     s.add(resultCount=len(ranked.hits))
     results, next_offset = shaping.fill(ranked.hits, req, resolved.project_root, ranked.next_offset)
     return formatting.render_search(results, req, next_offset, ranked.notice)
@@ -180,14 +145,13 @@ def run_related(
 ) -> Result:
     """The code most like the chunk at ``file``:``line``, by its stored vector: no embeddings request."""
     with span("code.related", file=file, line=line) as s:
-        root = workspace.one(path, settings.workspaces(host), "related")
-        resolved = _resolve(s, root, db, provider, model, base_url, cache, host)
+        resolved = _locate_one(s, settings.Where(path, db, provider, model, base_url, cache, host), "related")
         file, line = request.place(file, line)
         file = similar.indexed_path(resolved.project_root, file)
         req = request.parse(
-            queries=f"like {file}:{line}", batch=False, limit=limit, offset=offset, language=language,
+            resolved, queries=f"like {file}:{line}", limit=limit, offset=offset, language=language,
             chunk_type=chunk_type, include=include, exclude=exclude, expand=expand, mode="semantic", content=content,
-            format=format, max_bytes=max_bytes, default_limit=resolved.limit, default_max_bytes=resolved.max_bytes,
+            format=format, max_bytes=max_bytes,
         )  # fmt: skip
         s.add(limit=req.limit, filters=_describe_filters(req))
         ranked = similar.run(resolved, req, file, line)
@@ -216,13 +180,11 @@ def run_usages(
 ) -> Result:
     """Where ``name`` is used in the index, by file, its definitions left out: no embeddings request."""
     with span("code.usages", usage=name) as s:
-        root = workspace.one(path, settings.workspaces(host), "usages")
-        resolved = _resolve(s, root, db, provider, model, base_url, cache, host)
+        resolved = _locate_one(s, settings.Where(path, db, provider, model, base_url, cache, host), "usages")
         written = request.name(name)
         req = request.parse(
-            queries=written, batch=False, limit=None, offset=None, language=language, chunk_type=None,
-            include=include, exclude=exclude, expand=None, mode="lexical", content=None, format=format,
-            max_bytes=max_bytes, default_limit=resolved.limit, default_max_bytes=resolved.max_bytes,
+            resolved, queries=written, language=language, include=include, exclude=exclude, mode="lexical",
+            format=format, max_bytes=max_bytes,
         )  # fmt: skip
         found = uses.find(resolved, written, req.filters)
         s.add(uses=found.count, files=len(found.files))
@@ -243,12 +205,13 @@ def run_status(
     """Where the index is, what it holds, which snapshot answers, and whether ChunkHound is using it right now;
     of each repository when ``path`` names several."""
     with span("code.status") as s:
-        resolved, found = _place(s, path, db, provider, model, base_url, cache, host)
+        located = _locate(s, settings.Where(path, db, provider, model, base_url, cache, host))
         fmt = request.output_format(format)
-        if found is not None:
-            return formatting.render_workspace_status(workspace.status(found), fmt)
-        gathered = report.gather(resolved)
-        s.add(files=gathered.files, chunks=gathered.chunks, locked=gathered.locked_by is not None)
+        if located.members is not None:
+            return formatting.render_workspace_status(workspace.status(located.members), fmt)
+        gathered = report.gather(located.settings)
+        facts = gathered.facts
+        s.add(files=facts.files, chunks=facts.chunks, locked=facts.locked_by is not None)
         return formatting.render_status(gathered, fmt)
 
 

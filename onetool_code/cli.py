@@ -18,7 +18,7 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, NoReturn
 
-from onetool_code import advice, agents, api, formatting, parameters, progress, settings, workspace
+from onetool_code import advice, agents, api, formatting, parameters, progress, settings
 from onetool_code.errors import BadInputError, OneToolCodeError
 from onetool_code.spans import LOGGER_NAME
 
@@ -274,14 +274,14 @@ def _like(args: argparse.Namespace) -> dict[str, Any]:
     if not colon or not file:
         raise BadInputError(f"--like takes FILE:LINE (src/app.py:42), got {args.like!r}")
     given = {p.name: getattr(args, p.name) for p in parameters.RELATED if p.name not in ("file", "line")}
-    return {"file": file, "line": line, **given, "path": workspace.one(args.path, {}, "search --like")}
+    return {"file": file, "line": line, **given, "path": settings.one(args.path, {}, "search --like")}
 
 
 def _agents(args: argparse.Namespace) -> int:
     """Print an agent's instructions, or write them into the project; an error is one line on stderr."""
     try:
         if args.write:
-            print(agents.write(args.agent, workspace.one(args.path, {}, "agents --write")))
+            print(agents.write(args.agent, settings.one(args.path, {}, "agents --write")))
         else:
             print(agents.instructions(args.agent), end="")
     except OneToolCodeError as exc:
@@ -293,7 +293,7 @@ def _agents(args: argparse.Namespace) -> int:
 def _index(args: argparse.Namespace, embedding: dict[str, str | None]) -> str:
     from onetool_code.indexer import build_index
 
-    root = args.project or workspace.one(args.path, {}, "index")
+    root = args.project or settings.one(args.path, {}, "index")
     resolved = settings.resolve(path=root, db=args.db, **embedding)
     summary = build_index(resolved, embeddings=not args.no_embeddings, drop_hnsw=args.drop_hnsw)
     return summary.describe()

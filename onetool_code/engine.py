@@ -53,7 +53,7 @@ def _search(
     shared: query_vectors.Shared | None,
 ) -> Ranked:
     if request.mode in query_vectors.EMBEDDING_MODES:
-        view.prefetch(settings)  # read while the query is embedded
+        query_vectors.prefetch(view, settings)
     view.check_languages(request.filters)
     semantic, notice = query_vectors.embedded(settings, request, view.layout, network, shared)
     with view.reader() as reader:
@@ -66,9 +66,15 @@ def _finish(request: Request, lists: Sequence[Sequence[Hit]], notice: str | None
     if request.batch:
         hits = ranking.fuse(lists, request.limit)
         return Ranked(hits, notice=_joined(notice, ranking.unscored(hits)))
+    return paged(request, lists[0], notice)
+
+
+def paged(request: Request, hits: Sequence[Hit], notice: str | None) -> Ranked:
+    """The page a single search asked for of its whole ranked list, and the offset of the next when the list goes
+    on past it (it was fetched one deeper than the page to tell: ``Request.depth``)."""
     end = request.offset + request.limit
-    page = ranking.page(lists[0], request.offset, end)
-    return Ranked(page, end if len(lists[0]) > end else None, _joined(notice, ranking.unscored(page)))
+    page = ranking.page(hits, request.offset, end)
+    return Ranked(page, end if len(hits) > end else None, _joined(notice, ranking.unscored(page)))
 
 
 def _joined(*notices: str | None) -> str | None:

@@ -501,14 +501,14 @@ def render_status(report: StatusReport, fmt: str) -> str | dict[str, Any]:
         return _status_data(report)
     lines = [
         f"Project: {report.project_root}",
-        f"Index: {report.db_path} ({_bytes(report.size_bytes)}, updated {_age(report.age_seconds)} ago)",
+        f"Index: {report.db_path} ({_bytes(report.facts.size_bytes)}, updated {_age(report.facts.age_seconds)} ago)",
     ]
-    if report.locked_by:
-        lines.append(f"In use: yes, {report.locked_by}")
+    if report.facts.locked_by:
+        lines.append(f"In use: yes, {report.facts.locked_by}")
         return "\n".join(map(shown, lines))
-    lines.append(f"Files: {report.files:,}, chunks: {report.chunks:,}")
-    if report.embedding_sets:
-        lines.append("Embeddings: " + "; ".join(s.describe() for s in report.embedding_sets))
+    lines.append(f"Files: {report.facts.files:,}, chunks: {report.facts.chunks:,}")
+    if report.facts.embedding_sets:
+        lines.append("Embeddings: " + "; ".join(s.describe() for s in report.facts.embedding_sets))
     else:
         lines.append(f"Embeddings: none (lexical search only: {advice.option('mode', 'lexical')})")
     wanted = f"{report.provider}/{report.model}"
@@ -518,18 +518,18 @@ def render_status(report: StatusReport, fmt: str) -> str | dict[str, Any]:
         + (f"; named by {report.model_chosen_by})" if report.model_chosen_by else ")")
     )
     lines.append(f"Reranker: {report.reranker}")
-    if report.languages:
+    if report.facts.languages:
         lines.append(
             "Languages: "
-            + ", ".join(f"{lang} {files} files/{chunks} chunks" for lang, files, chunks in report.languages)
+            + ", ".join(f"{lang} {files} files/{chunks} chunks" for lang, files, chunks in report.facts.languages)
         )
-    held = report.snapshot
+    held = report.facts.snapshot
     written = held is not None and held.notice is not None and "is being updated by" in held.notice
     lines.append(f"In use by ChunkHound: {_in_use(report, written)}")
     if held and held.notice and not written:
         lines.append(f"Refresh: {held.notice}")
     lines.append(f"Snapshot: {_snapshot(held)}")
-    lines.extend(f"Note: {note}" for note in report.notes)
+    lines.extend(f"Note: {note}" for note in report.facts.notes)
     return "\n".join(map(shown, lines))  # the index's sidecar names a root: the repository's text
 
 
@@ -549,12 +549,12 @@ def render_workspace_status(reports: Sequence[tuple[str, StatusReport | str]], f
 
 def _in_use(report: StatusReport, written: bool) -> str:
     """Whether a process holds the index read-write, and what this answer was read from meanwhile."""
-    held = report.snapshot
+    held = report.facts.snapshot
     if written and held is not None:
         return f"yes, {held.notice}"
-    if report.held_by is None or held is None:
+    if report.facts.held_by is None or held is None:
         return "no"
-    pid, program = report.held_by
+    pid, program = report.facts.held_by
     made = time.strftime("%H:%M:%S", time.localtime(held.created))
     source = f"a copy of it taken at {made}" if held.copy_seconds else f"the snapshot of {made}"
     return f"yes, {program} (PID {pid}) holds it read-write; this answer is from {source}"
@@ -564,26 +564,28 @@ def _status_data(report: StatusReport) -> dict[str, Any]:
     data: dict[str, Any] = {
         "project": str(report.project_root),
         "index": str(report.db_path),
-        "size_bytes": report.size_bytes,
-        "age_seconds": round(report.age_seconds),
-        "in_use": report.locked_by,
-        "held_by": None if report.held_by is None else {"pid": report.held_by[0], "program": report.held_by[1]},
+        "size_bytes": report.facts.size_bytes,
+        "age_seconds": round(report.facts.age_seconds),
+        "in_use": report.facts.locked_by,
+        "held_by": None
+        if report.facts.held_by is None
+        else {"pid": report.facts.held_by[0], "program": report.facts.held_by[1]},
     }
-    if report.locked_by is None:
+    if report.facts.locked_by is None:
         data.update(
-            files=report.files,
-            chunks=report.chunks,
+            files=report.facts.files,
+            chunks=report.facts.chunks,
             embeddings=[
                 {"provider": s.provider, "model": s.model, "dims": s.dims, "count": s.count}
-                for s in report.embedding_sets
+                for s in report.facts.embedding_sets
             ],
             configured_model=f"{report.provider}/{report.model}",
             configured_model_present=report.model_present,
             configured_model_named_by=report.model_chosen_by,
             reranker=report.reranker,
-            languages={lang: {"files": files, "chunks": chunks} for lang, files, chunks in report.languages},
-            notes=list(report.notes),
-            snapshot=_snapshot_data(report.snapshot),
+            languages={lang: {"files": files, "chunks": chunks} for lang, files, chunks in report.facts.languages},
+            notes=list(report.facts.notes),
+            snapshot=_snapshot_data(report.facts.snapshot),
         )
     return data
 

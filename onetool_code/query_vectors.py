@@ -3,11 +3,12 @@ to compare them with; for hybrid, why it answers by words only when it cannot em
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, replace
 
 import numpy as np
 
-from onetool_code import embeddings, index, transport
+from onetool_code import advice, embeddings, index, transport
 from onetool_code import settings as config
 from onetool_code.errors import EmbeddingError, MissingKeyError, ModelNotInIndexError, OneToolCodeError
 from onetool_code.request import Request
@@ -51,6 +52,47 @@ class Shared:
         return found
 
 
+def embedding_set(layout: index.Layout, settings: Settings, without: str | None = None) -> index.EmbeddingSet:
+    """The vectors a search compares its query with, matched on provider, model and dims (one model can be stored
+    at several dims); an error listing what the index holds otherwise. ``without``: what works, where the caller
+    is, on an index that holds no vectors at all (a search in words, by default).
+
+    ChunkHound 6.1's rule when nothing names a model: the index's own record (``settings.resolve`` read it), else
+    the set with the most vectors. That set is taken here when it is the configured provider's; another provider's
+    is named in the error, as choosing it would change where the key goes.
+    """
+    dims = settings.committed.dims if settings.committed else settings.output_dims
+    matching = [
+        s
+        for s in layout.embedding_sets
+        if (s.provider, s.model) == (settings.provider, settings.model) and dims in (None, s.dims)
+    ]
+    if matching:
+        return max(matching, key=lambda s: s.count)
+    largest = max(layout.embedding_sets, key=lambda s: s.count, default=None)
+    chosen_by_count = settings.model_from_index and settings.committed is None
+    if chosen_by_count and largest is not None and largest.provider == settings.provider:
+        return largest
+    wanted = f"{settings.provider}/{settings.model}" + (f" at {dims} dims" if dims else "")
+    if largest is None:
+        raise ModelNotInIndexError(
+            f"The index {layout.db_path} holds no embeddings at all (indexed without them?), so it cannot be "
+            f"searched for {wanted}. {without or 'Use ' + advice.option('mode', 'lexical')}, or index with an "
+            "embedding provider."
+        )
+    held = "; ".join(s.describe() for s in layout.embedding_sets)
+    raise ModelNotInIndexError(
+        f"The index holds no vectors for {wanted}. It holds: {held}. Search with that model (model=..., "
+        "provider=..., base_url=... or the project's .chunkhound.json), or re-index with the configured one."
+    )
+
+
+def prefetch(view: index.View, settings: Settings) -> None:
+    """Page the configured model's vectors in while the query is embedded."""
+    with contextlib.suppress(ModelNotInIndexError):  # the search says it when it embeds
+        view.prefetch(embedding_set(view.layout, settings))
+
+
 def warm_up(settings: Settings, request: Request) -> None:
     """Start importing the embeddings client while the index is read, when the mode embeds."""
     if request.mode in EMBEDDING_MODES:
@@ -70,7 +112,7 @@ def embedded(
     if request.mode not in EMBEDDING_MODES:
         return None, None
     try:
-        chosen = index.embedding_set(layout, settings)
+        chosen = embedding_set(layout, settings)
         settings = replace(settings, model=chosen.model)  # the index's largest set when nothing named a model
         if shared is None:
             vectors = _embed(request.queries, settings, chosen.dims, network)

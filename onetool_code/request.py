@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from onetool_code import parameters, schema
 from onetool_code.errors import BadInputError
@@ -33,30 +34,47 @@ class Request:
     max_bytes: int
     rerank: bool | None = None  # None: when a reranker is configured
 
+    @property
+    def depth(self) -> int:
+        """How many hits of each ranked list to fetch, always from the top: a page is a slice of the whole list,
+        and a duplicate (same path and lines) is recognised only by what ranks above it, earlier pages included.
+        One extra hit tells a single search whether another page exists; a batch is fused, not paged."""
+        return self.limit if self.batch else self.offset + self.limit + 1
+
+
+class Defaults(Protocol):
+    """What the user configured for a call's project (``settings.Settings``): its default page and byte budget."""
+
+    limit: int
+    max_bytes: int
+
 
 def parse(
+    defaults: Defaults | None = None,
     *,
     queries: Sequence[str] | str | None,
-    batch: bool,
-    limit: object,
-    offset: object,
-    language: object,
-    chunk_type: object,
-    include: object,
-    exclude: object,
-    expand: object,
-    mode: object,
-    content: object,
-    format: object,
-    max_bytes: object,
-    default_limit: int,
-    default_max_bytes: int,
+    batch: bool = False,
+    limit: object = None,
+    offset: object = None,
+    language: object = None,
+    chunk_type: object = None,
+    include: object = None,
+    exclude: object = None,
+    expand: object = None,
+    mode: object = None,
+    content: object = None,
+    format: object = None,
+    max_bytes: object = None,
     rerank: object = None,
 ) -> Request:
+    """The call's arguments, checked; what the caller left out is the user's default (``defaults``), else the
+    tool's."""
+    limit_default = defaults.limit if defaults else parameters.LIMIT.default
+    bytes_default = defaults.max_bytes if defaults else parameters.MAX_BYTES.default
     return Request(
         queries=_batch_queries(queries) if batch else (_query(queries),),
         batch=batch,
-        limit=default_limit if limit is None else _number(parameters.LIMIT, limit),
+        limit=limit_default if limit is None else _number(parameters.LIMIT, limit),
         offset=parameters.OFFSET.default if offset is None else _number(parameters.OFFSET, offset),
         filters=schema.Filters(
             languages=languages(language),
@@ -68,7 +86,7 @@ def parse(
         mode=choice(parameters.MODE, mode),
         content=choice(parameters.CONTENT, content),
         format=output_format(format),
-        max_bytes=default_max_bytes if max_bytes is None else _number(parameters.MAX_BYTES, max_bytes),
+        max_bytes=bytes_default if max_bytes is None else _number(parameters.MAX_BYTES, max_bytes),
         rerank=_switch(parameters.RERANK, rerank),
     )
 

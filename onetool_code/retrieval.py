@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import threading
 from collections.abc import Callable, Sequence, Set
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -27,19 +28,30 @@ WIDEN = 4
 PER_FILE = 10
 
 
-def _new_pool() -> None:
+class _Beside:
     """The threads the semantic list of a hybrid search is ranked on while the caller's thread builds the lexical
     list and looks the named definitions up: the matrix product is most of a search's time and numpy lets go of
-    the GIL for it. Kept (starting a thread costs a GIL hand-over); a few, for the searches of several agents at
-    once. A forked child has none of its parent's threads but a copy of the pool that counts them as idle, which
-    would queue its work for no thread: it gets a pool of its own."""
-    global _BESIDE
-    _BESIDE = ThreadPoolExecutor(max_workers=4, thread_name_prefix="onetool-code semantic")
+    the GIL for it. Started on first use and kept (starting a thread costs a GIL hand-over); a few, for the
+    searches of several agents at once."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None
+
+    def submit(self, work: Callable[[], list[list[Hit]]]) -> Callable[[], list[list[Hit]]]:
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="onetool-code semantic")
+            return self._pool.submit(work).result
+
+    def forget(self) -> None:
+        """A forked child has none of its parent's threads, only a copy of a pool that counts them as idle (and
+        would queue its work for no thread) and of a lock another thread may have held: it starts afresh."""
+        self.__init__()  # type: ignore[misc]
 
 
-_BESIDE: ThreadPoolExecutor
-_new_pool()
-os.register_at_fork(after_in_child=_new_pool)
+_BESIDE = _Beside()
+os.register_at_fork(after_in_child=_BESIDE.forget)
 
 
 def check_queries(request: Request) -> None:
@@ -53,8 +65,8 @@ def check_queries(request: Request) -> None:
 
 
 def ranked(reader: index.Reader, request: Request, semantic: Semantic | None, project_root: Path) -> list[list[Hit]]:
-    """One ranked list per query, ``_depth`` deep, from the rankings the mode calls for."""
-    depth, filters = _depth(request), request.filters
+    """One ranked list per query, ``request.depth`` deep, from the rankings the mode calls for."""
+    depth, filters = request.depth, request.filters
     if request.mode == "regex":
         return reader.regex(request.queries, filters, depth)
     if request.mode == "semantic":
@@ -84,7 +96,7 @@ def ranked(reader: index.Reader, request: Request, semantic: Semantic | None, pr
 def _beside(reader: index.Reader, semantic: Semantic, filters: Filters, depth: int) -> Callable[[], list[list[Hit]]]:
     """The semantic lists: ranked on a kept thread from now when the reader allows it, else when asked for."""
     rank = functools.partial(reader.semantic, semantic.embedding_set, semantic.vectors, filters, depth, exact=False)
-    return _BESIDE.submit(rank).result if reader.concurrent else rank
+    return _BESIDE.submit(rank) if reader.concurrent else rank
 
 
 def _per_file(hits: Sequence[Hit], depth: int, named: Set[tuple[str, int, int]]) -> list[Hit]:
@@ -101,10 +113,3 @@ def _per_file(hits: Sequence[Hit], depth: int, named: Set[tuple[str, int, int]])
             if len(kept) == depth:
                 break
     return kept
-
-
-def _depth(request: Request) -> int:
-    """How many hits of each ranked list to fetch, always from the top: a page is a slice of the whole list, and
-    a duplicate (same path and lines) is recognised only by what ranks above it, earlier pages included. One
-    extra hit tells a single search whether another page exists; a batch is fused, not paged."""
-    return request.limit if request.batch else request.offset + request.limit + 1

@@ -41,6 +41,15 @@ from onetool_code.source import SourceFiles, Unread
 # A hybrid page's candidates, in hits per result asked for: ChunkHound cuts a long definition into pieces and
 # stores a class apart from its methods, so ten hits may merge into four results.
 FILL = 3
+
+
+def asked(request: Request) -> Request:
+    """What a search asks the engine for: a hybrid page is filled from further down its ranking when merging folds
+    hits into one result. The other modes keep their page of ``limit`` hits: the order they promise (ChunkHound's)
+    is of hits, and a batch is fused, not paged."""
+    return replace(request, limit=FILL * request.limit) if request.mode == "hybrid" and not request.batch else request
+
+
 CONTENT_LINE_CAP = 150
 MAX_WHOLE = 300  # lines of a cut definition shown whole instead of the piece that matched
 # Lines next to a definition shown whole that join its result (its comment, its decorator) rather than make one

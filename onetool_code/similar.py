@@ -13,7 +13,7 @@ from pathlib import Path, PurePosixPath
 
 import numpy as np
 
-from onetool_code import advice, index, ranking
+from onetool_code import advice, engine, index, query_vectors
 from onetool_code.engine import Ranked
 from onetool_code.errors import BadInputError, ModelNotInIndexError
 from onetool_code.hits import Hit
@@ -46,18 +46,18 @@ def run(settings: Settings, request: Request, file: str, line: int) -> Ranked:
 
     def like(view: index.View) -> Ranked:
         instead = f"related ranks by stored vectors; search by words instead: {advice.search_in_words()}"
-        chosen = index.embedding_set(view.layout, settings, without=instead)
+        chosen = query_vectors.embedding_set(view.layout, settings, without=instead)
         view.check_languages(request.filters)
         with view.reader() as reader:
             if reader.holding(path, line) is None:
                 raise _not_indexed(path)
             holding = _holding(lambda number: reader.holding(path, number) or [], text, line)
             vector = _first_with_vector(path, line, holding, lambda chunk: reader.vector_of(chosen, chunk), chosen)
-            # One more than the page, to tell a next one, and one for each chunk left out.
-            depth = request.offset + request.limit + 1 + len(holding)
+            # A search's depth, and one more for each chunk left out.
+            depth = request.depth + len(holding)
             listed = reader.semantic(chosen, vector[np.newaxis], request.filters, depth, exact=True)[0]
         around = set(holding)
-        return _page(request, [hit for hit in listed if hit.chunk_id not in around], view.notice)
+        return engine.paged(request, [hit for hit in listed if hit.chunk_id not in around], view.notice)
 
     return index.open(settings).search(like)
 
@@ -95,11 +95,3 @@ def _first_with_vector(
 
 def _not_indexed(path: str) -> BadInputError:
     return BadInputError(f"{path} is not in the index: give a file as answers show it (relative to the project)")
-
-
-def _page(request: Request, hits: list[Hit], notice: str | None) -> Ranked:
-    """The page asked for, as a single search pages its list (``engine``)."""
-    end = request.offset + request.limit
-    shown = ranking.page(hits, request.offset, end)
-    said = "; ".join(n for n in (notice, ranking.unscored(shown)) if n) or None
-    return Ranked(shown, end if len(hits) > end else None, said)

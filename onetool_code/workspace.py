@@ -10,25 +10,13 @@ repository by a label: its folder name, made unique when two are equal.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 
-from onetool_code import advice, engine, query_vectors, report, settings, shaping
-from onetool_code.errors import BadInputError, OneToolCodeError
+from onetool_code import engine, query_vectors, report, settings, shaping
+from onetool_code.errors import OneToolCodeError
 from onetool_code.names import match_tokens
 from onetool_code.request import Request
-
-MAX_REPOSITORIES = 20
-
-
-@dataclass(frozen=True)
-class Member:
-    """One repository of a workspace: its label and settings, or why it could not be resolved."""
-
-    label: str
-    settings: settings.Settings | None
-    problem: OneToolCodeError | None = None
 
 
 @dataclass(frozen=True)
@@ -40,86 +28,14 @@ class Found:
     notice: str | None
 
 
-def place(path: object, named: Mapping[str, list[str]]) -> str | list[str] | None:
-    """What a call's ``path`` names: one project root (None: the default one), or the roots of a workspace.
-
-    Each ``@name`` is that workspace's roots here, at the entry, whatever their number: a one-root workspace is
-    its root, never a folder called ``@name`` in the current directory. Roots that are the same folder
-    (``api``, ``api/``, a symlink to it) are searched once, under the first one's name; a list left with one
-    root is answered exactly as that root alone."""
-    path = settings.named_paths(path, named)
-    if path is None or isinstance(path, str):
-        return path
-    if not isinstance(path, (list, tuple)) or not all(isinstance(p, str) and p.strip() for p in path):
-        raise BadInputError("path must be a project root, or a list of project roots (non-empty texts)")
-    if not 1 <= len(path) <= MAX_REPOSITORIES:
-        raise BadInputError(f"path names {len(path)} projects; give 1 to {MAX_REPOSITORIES}")
-    distinct: dict[str, str] = {}
-    for root in path:
-        distinct.setdefault(_folder(root), root)
-    roots = list(distinct.values())
-    return roots[0] if len(roots) == 1 else roots
-
-
-def one(path: object, named: Mapping[str, list[str]], tool: str) -> str | None:
-    """The one project root of a tool that works on one project (``related``, ``usages``, the indexer); a
-    workspace of several is bad input naming its roots."""
-    where = place(path, named)
-    if isinstance(where, list):
-        raise BadInputError(
-            f"{tool} works on one project, and {advice.parameter('path')} names {len(where)}: give one of "
-            f"{', '.join(where)}"
-        )
-    return where
-
-
-def _folder(root: str) -> str:
-    """The folder a root names, to tell two spellings of one apart; a root that names none keeps its text (its
-    problem is reported when it is resolved)."""
-    try:
-        return str(settings.project_root(root))
-    except OneToolCodeError:
-        return root
-
-
-def members(paths: Sequence[str], resolve: Callable[[str], settings.Settings]) -> list[Member]:
-    """Each root resolved on its own by ``resolve``; a root that cannot be (gone, a broken ``.chunkhound.json``)
-    is kept with its problem, to be named in a note."""
-    found: list[tuple[str, settings.Settings | None, OneToolCodeError | None]] = []
-    for path in paths:
-        try:
-            resolved = resolve(path)
-        except OneToolCodeError as exc:
-            found.append((Path(path.strip()).expanduser().name or path, None, exc))
-            continue
-        found.append((resolved.project_root.name, resolved, None))
-    names = labels([name for name, _, _ in found])
-    return [Member(name, resolved, problem) for name, (_, resolved, problem) in zip(names, found, strict=True)]
-
-
-def labels(names: Sequence[str]) -> list[str]:
-    """The folder names, made unique in order: a second ``api`` is ``api-2``."""
-    taken: set[str] = set()
-    unique = []
-    for name in names:
-        label, n = name or "project", 1
-        while label in taken:
-            n += 1
-            label = f"{name}-{n}"
-        taken.add(label)
-        unique.append(label)
-    return unique
-
-
-def search(found: Sequence[Member], request: Request) -> Found:
+def search(found: Sequence[settings.Member], request: Request) -> Found:
     """One page over every repository: each searched for the first ``offset + limit`` results (its page filled
     as a single search fills it), shaped against its own root with no code yet, the lists fused (``fuse``),
     the page cut, and code included by the number of results of the whole answer."""
     shared = query_vectors.Shared()
     end = request.offset + request.limit
     each = replace(request, offset=0, limit=end, content="never", expand=None)
-    filled = request.mode == "hybrid" and not request.batch
-    asked = replace(each, limit=shaping.FILL * end) if filled else each
+    asked = shaping.asked(each)
     lists: list[list[shaping.Result]] = []
     notes: dict[str, list[str]] = {}  # a notice -> the repositories it is about
     failed: list[tuple[str, OneToolCodeError]] = []
@@ -142,7 +58,7 @@ def search(found: Sequence[Member], request: Request) -> Found:
         if ranked.notice:
             notes.setdefault(ranked.notice, []).append(member.label)
     if not lists:
-        raise all_failed(failed)
+        raise settings.all_failed(failed)
     tokens = list(dict.fromkeys(t for query in request.queries for t in match_tokens(query)))
     fused = fuse(lists, by_score=request.mode == "hybrid", tokens=tokens)
     # Each result's rank is its place in the fused list, before the results of a file are put together: a page
@@ -211,7 +127,7 @@ def _about(lists: Sequence[Sequence[shaping.Result]], tokens: Sequence[str]) -> 
     return [sum(weights[t] for t in h) / total if total else 0.0 for h in held]
 
 
-def status(found: Sequence[Member]) -> list[tuple[str, report.StatusReport | str]]:
+def status(found: Sequence[settings.Member]) -> list[tuple[str, report.StatusReport | str]]:
     """Each repository's status, or why it has none."""
     reports: list[tuple[str, report.StatusReport | str]] = []
     for member in found:
@@ -224,14 +140,6 @@ def status(found: Sequence[Member]) -> list[tuple[str, report.StatusReport | str
         except OneToolCodeError as exc:
             reports.append((member.label, str(exc)))
     return reports
-
-
-def all_failed(failed: Sequence[tuple[str, OneToolCodeError]]) -> OneToolCodeError:
-    """Every repository failed: that is the answer, each named with its whole message."""
-    kinds = {type(exc) for _, exc in failed}
-    kind = kinds.pop() if len(kinds) == 1 else OneToolCodeError
-    said = " | ".join(f"{label}: {exc}" for label, exc in failed)
-    return kind(f"no repository of the workspace could answer ({len(failed)}): {said}")
 
 
 def _first_sentence(exc: Exception) -> str:

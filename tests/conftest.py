@@ -103,7 +103,7 @@ def ranked(root: Path, base_url: str | None, query: str, **options):
     args = {name: options.get(name) for name in ("limit", "offset", "language", "chunk_type", "include", "exclude")}
     req = request.parse(
         queries=query, batch=False, expand=None, mode=options.get("mode", "semantic"), content=None, format=None,
-        max_bytes=None, default_limit=10, default_max_bytes=5000, rerank=options.get("rerank"), **args,
+        max_bytes=None, rerank=options.get("rerank"), **args,
     )  # fmt: skip
     return engine.run(resolved, req)
 

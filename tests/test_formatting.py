@@ -25,7 +25,7 @@ def req(query="load config", **overrides):
     args = {
         "queries": query, "batch": False, "limit": None, "offset": None, "language": None, "chunk_type": None,
         "include": None, "exclude": None, "expand": None, "mode": None, "content": None, "format": None,
-        "max_bytes": None, "default_limit": 10, "default_max_bytes": 5000,
+        "max_bytes": None,
     }  # fmt: skip
     args.update(overrides)
     return request.parse(**args)

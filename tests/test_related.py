@@ -11,7 +11,8 @@ from conftest import build_index, settled
 
 import onetool_code
 from onetool_code import index, request, schema, settings, similar
-from onetool_code.index import database, embedding_set
+from onetool_code.index import database
+from onetool_code.query_vectors import embedding_set
 
 PLACE = {"file": "src/bookshelf/retry.py", "line": 40}
 
@@ -46,8 +47,7 @@ def related_ids(root, *, cache: bool, **options) -> list[int]:
     req = request.parse(
         queries="like", batch=False, limit=options.pop("limit", 100), offset=options.pop("offset", 0),
         language=options.pop("language", None), chunk_type=None, include=options.pop("include", None),
-        exclude=None, expand=None, mode="semantic", content=None, format=None, max_bytes=None, default_limit=10,
-        default_max_bytes=5000,
+        exclude=None, expand=None, mode="semantic", content=None, format=None, max_bytes=None,
     )  # fmt: skip
     return [hit.chunk_id for hit in similar.run(resolved, req, **options).hits]
 
@@ -168,8 +168,7 @@ def related_chunk_ids(root, line: int) -> set[int]:
     resolved = settings.resolve(path=str(root))
     req = request.parse(
         queries="like", batch=False, limit=100, offset=0, language=None, chunk_type=None, include=None,
-        exclude=None, expand=None, mode="semantic", content=None, format=None, max_bytes=None, default_limit=10,
-        default_max_bytes=5000,
+        exclude=None, expand=None, mode="semantic", content=None, format=None, max_bytes=None,
     )  # fmt: skip
     return {hit.chunk_id for hit in similar.run(resolved, req, "src/bookshelf/retry.py", line).hits}
 

@@ -23,8 +23,6 @@ def parse(**overrides):
         "content": None,
         "format": None,
         "max_bytes": None,
-        "default_limit": 10,
-        "default_max_bytes": 5000,
     }
     args.update(overrides)
     return request.parse(**args)

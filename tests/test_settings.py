@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from pathlib import Path
 
 import pytest
 
@@ -59,7 +60,7 @@ def test_configured_database_path_follows_chunkhounds_rule(tmp_path, monkeypatch
     assert settings.index_path(tmp_path, None, {"database": {"path": "idx"}}) == tmp_path / "idx" / "chunks.db"
     assert settings.index_path(tmp_path, None, {"database": {"path": "idx/my.duckdb"}}) == tmp_path / "idx/my.duckdb"
     monkeypatch.setenv("CHUNKHOUND_DATABASE__PATH", "/abs/dir")
-    assert settings.index_path(tmp_path, None, {}) == settings.Path("/abs/dir/chunks.db")
+    assert settings.index_path(tmp_path, None, {}) == Path("/abs/dir/chunks.db")
     # .chunkhound.json wins over the environment variable.
     assert settings.index_path(tmp_path, None, {"database": {"path": "idx"}}) == tmp_path / "idx" / "chunks.db"
 

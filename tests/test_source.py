@@ -35,8 +35,7 @@ def test_a_function_after_form_feed_lines_is_on_its_own_line(tmp_path):
     hit = Hit(1, "a.py", "python", "function", "f", "def f():\n    return os.sep", 6, 7, 0.5)
     req = request.parse(
         queries="sep", batch=False, limit=None, offset=None, language=None, chunk_type=None, include=None,
-        exclude=None, expand=None, mode=None, content=None, format=None, max_bytes=None, default_limit=10,
-        default_max_bytes=5000,
+        exclude=None, expand=None, mode=None, content=None, format=None, max_bytes=None,
     )  # fmt: skip
     (result,) = shape([hit], req, tmp_path)
     assert (result.start_line, result.end_line, result.note) == (6, 7, None)

@@ -13,7 +13,7 @@ from conftest import build_index, compact_rows
 from openai_server import EmbeddingsServer
 from test_mcp_server import talk, text
 
-from onetool_code import api, cli, formatting, pack, settings, workspace
+from onetool_code import api, cli, formatting, pack, settings
 from onetool_code.formatting import INDENT
 
 BILLING = {
@@ -200,7 +200,7 @@ def test_two_folders_of_one_name_get_two_labels(repos, tmp_path):
     shutil.copytree(repos.roots[0], twin)
     answer = _search(Workspace((repos.roots[0], twin), repos.base_url), "charge_invoice", format="json")
     assert {r["repository"] for r in answer["results"]} == {"billing", "billing-2"}
-    assert workspace.labels(["api", "api", "api-2", "web"]) == ["api", "api-2", "api-2-2", "web"]
+    assert settings.labels(["api", "api", "api-2", "web"]) == ["api", "api-2", "api-2-2", "web"]
 
 
 def test_pages_follow_one_another(repos):

@@ -29,7 +29,7 @@ from typing import TypeVar
 
 from onetool_code.errors import DamagedError, SupersededError
 from onetool_code.index import live, status, store
-from onetool_code.index.database import EmbeddingSet, Layout, connect, embedding_set, layout, session
+from onetool_code.index.database import EmbeddingSet, Layout, connect, layout, session
 from onetool_code.index.readers import Reader
 from onetool_code.index.status import Facts, SnapshotInfo
 from onetool_code.index.views import FileView, SnapshotView, View
@@ -45,7 +45,6 @@ __all__ = [
     "SnapshotInfo",
     "View",
     "connect",
-    "embedding_set",
     "layout",
     "open",
     "refresh_in_background",

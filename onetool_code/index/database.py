@@ -28,10 +28,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from onetool_code import advice, schema
-from onetool_code.errors import IndexLockedError, IndexUnreadableError, ModelNotInIndexError, NotIndexedError
+from onetool_code.errors import IndexLockedError, IndexUnreadableError, NotIndexedError
 from onetool_code.hits import FileRow, FileState, Hit
 from onetool_code.reading import is_regular
-from onetool_code.settings import Settings
 
 if TYPE_CHECKING:
     import duckdb
@@ -67,41 +66,6 @@ class Layout:
 
     db_path: Path
     embedding_sets: tuple[EmbeddingSet, ...]
-
-
-def embedding_set(layout: Layout, settings: Settings, without: str | None = None) -> EmbeddingSet:
-    """The vectors a search compares its query with, matched on provider, model and dims (one model can be stored
-    at several dims); an error listing what the index holds otherwise. ``without``: what works, where the caller
-    is, on an index that holds no vectors at all (a search in words, by default).
-
-    ChunkHound 6.1's rule when nothing names a model: the index's own record (``settings.resolve`` read it), else
-    the set with the most vectors. That set is taken here when it is the configured provider's; another provider's
-    is named in the error, as choosing it would change where the key goes.
-    """
-    dims = settings.committed.dims if settings.committed else settings.output_dims
-    matching = [
-        s
-        for s in layout.embedding_sets
-        if (s.provider, s.model) == (settings.provider, settings.model) and dims in (None, s.dims)
-    ]
-    if matching:
-        return max(matching, key=lambda s: s.count)
-    largest = max(layout.embedding_sets, key=lambda s: s.count, default=None)
-    chosen_by_count = settings.model_from_index and settings.committed is None
-    if chosen_by_count and largest is not None and largest.provider == settings.provider:
-        return largest
-    wanted = f"{settings.provider}/{settings.model}" + (f" at {dims} dims" if dims else "")
-    if largest is None:
-        raise ModelNotInIndexError(
-            f"The index {layout.db_path} holds no embeddings at all (indexed without them?), so it cannot be "
-            f"searched for {wanted}. {without or 'Use ' + advice.option('mode', 'lexical')}, or index with an "
-            "embedding provider."
-        )
-    held = "; ".join(s.describe() for s in layout.embedding_sets)
-    raise ModelNotInIndexError(
-        f"The index holds no vectors for {wanted}. It holds: {held}. Search with that model (model=..., "
-        "provider=..., base_url=... or the project's .chunkhound.json), or re-index with the configured one."
-    )
 
 
 def writer(db_path: Path) -> int | None:

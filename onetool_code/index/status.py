@@ -34,7 +34,8 @@ class SnapshotInfo:
 
 @dataclass(frozen=True)
 class Facts:
-    """One index's facts, as ``report.StatusReport`` carries them."""
+    """One index's facts, read from the snapshot a search would answer from (``report.StatusReport`` adds the
+    settings a search would use)."""
 
     size_bytes: int
     age_seconds: float

@@ -26,9 +26,8 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 
 from onetool_code.schema import WAL_SUFFIX
+from onetool_code.settings import CACHE_ENV, cache_root
 from onetool_code.spans import note
-
-CACHE_ENV = "ONETOOL_CODE_CACHE_DIR"
 
 
 def _default_budget() -> int:
@@ -171,19 +170,8 @@ class Store:
 STORE = Store()
 
 
-# -- The cache directory: derived state written once, memory-mapped by every later process ------------------
-
-
-def cache_root() -> Path:
-    """``$ONETOOL_CODE_CACHE_DIR``, else ``$XDG_CACHE_HOME/onetool-code``, else ``~/.cache/onetool-code``;
-    never inside the project."""
-    named = os.environ.get(CACHE_ENV)
-    if named:
-        return Path(named).expanduser()
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser() / "onetool-code"
-
-
-# The folders of the cache directory: snapshots, private copies of held indexes, and the machine's locks.
+# -- The cache directory (``settings.cache_root``): derived state written once, memory-mapped by every later
+# process. The folders of the cache directory: snapshots, private copies of held indexes, and the machine's locks.
 SUBFOLDERS = ("snapshot", "copies", "locks")
 
 

@@ -13,12 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from onetool_code.errors import BadInputError, ModelNotInIndexError
+from onetool_code.errors import BadInputError
 from onetool_code.index import database
 from onetool_code.index.readers import FromIndex, FromSnapshot, Reader
 from onetool_code.index.snapshot import Snapshot
 from onetool_code.schema import Filters
-from onetool_code.settings import Settings
 
 
 class View(Protocol):
@@ -33,7 +32,7 @@ class View(Protocol):
 
     def check_languages(self, filters: Filters) -> None: ...
 
-    def prefetch(self, settings: Settings) -> None: ...
+    def prefetch(self, vectors: database.EmbeddingSet) -> None: ...
 
     def reader(self) -> contextlib.AbstractContextManager[Reader]: ...
 
@@ -50,10 +49,9 @@ class SnapshotView:
     def check_languages(self, filters: Filters) -> None:
         check_languages(self.snapshot.language_counts, filters)
 
-    def prefetch(self, settings: Settings) -> None:
-        """Page the configured model's vectors in while the query is embedded."""
-        with contextlib.suppress(ModelNotInIndexError):  # the search says it when it embeds
-            self.snapshot.vectors[database.embedding_set(self.layout, settings)].prefetch()
+    def prefetch(self, vectors: database.EmbeddingSet) -> None:
+        """Page a model's vectors in while the query is embedded."""
+        self.snapshot.vectors[vectors].prefetch()
 
     @contextlib.contextmanager
     def reader(self) -> Iterator[Reader]:
@@ -76,7 +74,7 @@ class FileView:
     def check_languages(self, filters: Filters) -> None:
         check_languages(self.language_counts, filters)
 
-    def prefetch(self, settings: Settings) -> None:
+    def prefetch(self, vectors: database.EmbeddingSet) -> None:
         """Nothing is mapped: ChunkHound's SQL reads the file."""
 
     @contextlib.contextmanager
