@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from onetool_code import index, query_vectors, ranking, reranking, retrieval, transport
 from onetool_code.hits import Hit
-from onetool_code.request import Request
+from onetool_code.request import Request, check_words
 from onetool_code.settings import Settings
 
 
@@ -41,7 +41,7 @@ def run(settings: Settings, request: Request, shared: query_vectors.Shared | Non
     other repositories have asked for (one embeddings request per model)."""
     network = transport.Budget(settings.timeout)
     query_vectors.warm_up(settings, request)
-    retrieval.check_queries(request)
+    check_words(request)
     return index.open(settings).search(lambda view: _search(settings, request, view, network, shared))
 
 

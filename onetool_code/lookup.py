@@ -31,21 +31,21 @@ NAMED_DEPTH = 5_000
 
 
 @dataclass(frozen=True)
-class Definitions:
+class NameMatches:
     """The definitions found, best first, and the keys of those that meet the query's qualifiers best."""
 
     hits: list[Hit]
     qualified: frozenset[tuple[str, int, int]] = frozenset()
 
 
-def find(reader: Reader, sources: SourceFiles, query: str, filters: Filters, depth: int) -> Definitions:
+def find(reader: Reader, sources: SourceFiles, query: str, filters: Filters, depth: int) -> NameMatches:
     """The chunks that define the names the query writes as code (``names.names_in``), each marked with the
     name it defines (``Hit.defines``): the ones meeting the query's qualifiers first, then those defining it in
     the query's own case (``Serialize`` the trait before ``serialize`` the method), then declarations of a type
     before other definitions, then source before tests, then in path order; at most ``depth``."""
     names, qualifiers = names_in(query, strict=True)
     if not names:
-        return Definitions([])
+        return NameMatches([])
     spelled = spellings(query)
     # A variable named so is mostly a local one (ChunkHound chunks them inside function bodies): not the floor.
     found = [
@@ -59,15 +59,15 @@ def find(reader: Reader, sources: SourceFiles, query: str, filters: Filters, dep
         return spelled.get(written.lower(), written) != written, hit.chunk_type not in DECLARING_TYPES, _is_test(hit)
 
     if not qualifiers:
-        return Definitions(_tiered(found, kind)[:depth])
+        return NameMatches(_tiered(found, kind)[:depth])
     # Only a file that defines something named as a qualifier (a class, usually) is parsed for its classes.
     holders = {hit.file_path for hit in reader.defining(sorted(qualifiers), Filters(), NAMED_DEPTH)}
     met = {hit.key: _met(hit, qualifiers, sources if hit.file_path in holders else None) for hit in found}
     ranked = _tiered(found, lambda hit: (-met[hit.key][0], -met[hit.key][1], *kind(hit)))
     best = max(met.values(), default=(0, 0))
     if best[0] < len(qualifiers):
-        return Definitions(ranked[:depth])
-    return Definitions(ranked[:depth], frozenset(key for key, value in met.items() if value == best))
+        return NameMatches(ranked[:depth])
+    return NameMatches(ranked[:depth], frozenset(key for key, value in met.items() if value == best))
 
 
 def _tiered(found: list[Hit], key: Callable[[Hit], tuple[Any, ...]]) -> list[Hit]:

@@ -14,6 +14,7 @@ from typing import Protocol
 
 from onetool_code import parameters, schema
 from onetool_code.errors import BadInputError
+from onetool_code.names import query_tokens
 from onetool_code.parameters import Parameter
 
 # ``str.isdigit`` accepts "²" and "٣", which ``int`` then rejects or reads as another number.
@@ -89,6 +90,16 @@ def parse(
         max_bytes=bytes_default if max_bytes is None else _number(parameters.MAX_BYTES, max_bytes),
         rerank=_switch(parameters.RERANK, rerank),
     )
+
+
+def check_words(request: Request) -> None:
+    """A lexical query with nothing to search for is a mistake worth saying before anything is read."""
+    if request.mode == "lexical":
+        for query in request.queries:
+            if not query_tokens(query):
+                raise BadInputError(
+                    f"query {query!r} has no word of two or more letters or digits to search for in lexical mode"
+                )
 
 
 def output_format(value: object) -> str:

@@ -12,12 +12,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from onetool_code import index, lookup, ranking
-from onetool_code.errors import BadInputError
 from onetool_code.hits import Hit
-from onetool_code.names import query_tokens
 from onetool_code.query_vectors import Semantic
 from onetool_code.request import Request
-from onetool_code.schema import Filters
 from onetool_code.source import SourceFiles
 
 # How deep each list of a hybrid search goes before fusion: deep enough that a definition ranked 60th by one
@@ -54,16 +51,6 @@ _BESIDE = _Beside()
 os.register_at_fork(after_in_child=_BESIDE.forget)
 
 
-def check_queries(request: Request) -> None:
-    """A lexical query with nothing to search for is a mistake worth saying before anything is read."""
-    if request.mode == "lexical":
-        for query in request.queries:
-            if not query_tokens(query):
-                raise BadInputError(
-                    f"query {query!r} has no word of two or more letters or digits to search for in lexical mode"
-                )
-
-
 def ranked(reader: index.Reader, request: Request, semantic: Semantic | None, project_root: Path) -> list[list[Hit]]:
     """One ranked list per query, ``request.depth`` deep, from the rankings the mode calls for."""
     depth, filters = request.depth, request.filters
@@ -79,7 +66,7 @@ def ranked(reader: index.Reader, request: Request, semantic: Semantic | None, pr
     deep = max(depth, HYBRID_DEPTH)
     wide = deep * WIDEN
     sources = SourceFiles(project_root)
-    pending = _beside(reader, semantic, filters, wide) if semantic else None
+    pending = _beside(reader, semantic, request, wide) if semantic else None
     named = [lookup.find(reader, sources, query, filters, deep) for query in request.queries]
     words = reader.lexical(request.queries, filters, wide)
     # A chunk whose stored vector has no cosine (zeros or NaN) is ranked first by ChunkHound's order: meaning
@@ -93,9 +80,10 @@ def ranked(reader: index.Reader, request: Request, semantic: Semantic | None, pr
     return lists
 
 
-def _beside(reader: index.Reader, semantic: Semantic, filters: Filters, depth: int) -> Callable[[], list[list[Hit]]]:
+def _beside(reader: index.Reader, semantic: Semantic, request: Request, depth: int) -> Callable[[], list[list[Hit]]]:
     """The semantic lists: ranked on a kept thread from now when the reader allows it, else when asked for."""
-    rank = functools.partial(reader.semantic, semantic.embedding_set, semantic.vectors, filters, depth, exact=False)
+    vectors = semantic.embedding_set, semantic.vectors
+    rank = functools.partial(reader.semantic, *vectors, request.filters, depth, exact=False)
     return _BESIDE.submit(rank) if reader.concurrent else rank
 
 
