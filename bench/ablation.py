@@ -41,9 +41,10 @@ from typing import Any
 import relevance
 import semble
 
-from onetool_code import names, ranking, retrieval
+from onetool_code import names
 from onetool_code.index import lexical
 from onetool_code.index.store import STORE
+from onetool_code.search import ranking, retrieval
 
 # name -> (what it is, the constants that turn it off)
 ROWS: dict[str, tuple[str, dict[tuple[Any, str], Any]]] = {

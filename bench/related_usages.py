@@ -75,9 +75,10 @@ def main(argv: list[str] | None = None) -> int:
 def related(root: Path, refused: str, reps: int) -> None:
     import numpy as np
 
-    from onetool_code import api, index, request, schema, settings, similar
+    from onetool_code import api, index, request, schema, settings
     from onetool_code.index import database, live
-    from onetool_code.query_vectors import embedding_set
+    from onetool_code.search import related
+    from onetool_code.search.query_vectors import embedding_set
 
     resolved = settings.resolve(path=str(root), base_url=refused)
     held = live.view(resolved.project_root, resolved.db_path).snapshot
@@ -105,7 +106,7 @@ def related(root: Path, refused: str, reps: int) -> None:
             queries="like", batch=False, limit=50, offset=0, language=None, chunk_type=None, include=None,
             exclude=None, expand=None, mode="semantic", content=None, format=None, max_bytes=None,
         )  # fmt: skip
-        ours = [hit.chunk_id for hit in similar.run(resolved, req, file, line).hits]
+        ours = [hit.chunk_id for hit in related.run(resolved, req, file, line).hits]
         chunk_id = next(h.chunk_id for h in chunks.holding(file, line) if vectors.vector_of(h.chunk_id) is not None)
         with index.connect(resolved.project_root, resolved.db_path) as con:
             stored = database.vector_of(con, chosen, chunk_id)
@@ -187,7 +188,7 @@ def _rg(root: Path, text: str, indexed: set[str]) -> dict[str, list[str]]:
 
 
 def _defines(line: str, identifier: str) -> bool:
-    from onetool_code.ranking import definition_lines
+    from onetool_code.search.ranking import definition_lines
 
     return re.search(definition_lines([identifier.lower()]), line) is not None
 

@@ -184,7 +184,8 @@ def run_scenario(scenario: str, root: Path, queries: int, reps: int, base_url: s
     started = time.perf_counter()
     import openai  # noqa: F401  (the embeddings client's library: most of a fresh process's imports)
 
-    from onetool_code import engine, request, settings
+    from onetool_code import request, settings
+    from onetool_code.search import engine
 
     imported = time.perf_counter() - started
     baseline = peak_rss_mb()
@@ -207,8 +208,8 @@ def run_scenario(scenario: str, root: Path, queries: int, reps: int, base_url: s
     elif scenario == "chunkhound":
         import duckdb
 
-        from onetool_code import embeddings, query_vectors
         from onetool_code.index import database as index
+        from onetool_code.search import embeddings, query_vectors
 
         con = duckdb.connect(str(resolved.db_path), read_only=True)
         layout = index.layout(con, resolved.db_path)

@@ -57,10 +57,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from onetool_code import engine, names, query_vectors, request, schema, settings, shaping
+from onetool_code import names, request, schema, settings
+from onetool_code.answer import shaping
 from onetool_code.api import search
 from onetool_code.hits import Hit
 from onetool_code.index import database as index
+from onetool_code.search import engine, query_vectors
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_PROJECT = REPO / "fixtures" / "project"
@@ -159,7 +161,7 @@ def build_window_index(config: settings.Settings) -> str:
     """
     import duckdb
 
-    from onetool_code import embeddings
+    from onetool_code.search import embeddings
 
     root = config.project_root
     rows: list[tuple[int, str, str, int, int, str]] = []  # file id, language, code, start, end, symbol

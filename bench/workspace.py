@@ -1,7 +1,7 @@
 """A workspace of the semble dev split's 7 repositories: does a query of repository X, searched over all 7, still
 find X's gold files first? And which fusion of the repositories' rankings keeps it so?
 
-Why: a workspace search fuses the rankings of several indexes (``onetool_code/workspace.py``, ``fuse``). BM25 and
+Why: a workspace search fuses the rankings of several indexes (``onetool_code/answer/workspace.py``, ``fuse``). BM25 and
 cosine scores of different corpora are not comparable; the hybrid score is rank-based. This script measures, on
 the public semble benchmark's development split (the repositories and the real ChunkHound 6.1.0 indexes that
 ``bench/semble.py`` sets up, no vectors: hybrid answers by words with its priors), every query three ways:
@@ -48,7 +48,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import semble
 
 import onetool_code
-from onetool_code import settings, workspace
+from onetool_code import settings
+from onetool_code.answer import workspace
 
 WAYS = ("alone", "workspace, by score and words", "workspace, by score", "workspace, by rank")
 # Each workspace way: (fused by score, the query's words weigh each repository).

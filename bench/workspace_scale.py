@@ -73,7 +73,9 @@ def _ms(search: Callable[[], Any]) -> float:
 
 def measure(roots: list[Path], queries: list[str], reps: int, base_url: str) -> dict[str, Any]:
     """Warm medians per query, workspace and Django alone alternating; the first searches' time beside."""
-    from onetool_code import api, engine, shaping
+    from onetool_code import api
+    from onetool_code.answer import shaping
+    from onetool_code.search import engine
 
     paths = [str(root) for root in roots]
     ways = {

@@ -14,8 +14,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from onetool_code import engine, formatting, report, request, settings, shaping, similar, uses, workspace
+from onetool_code import request, settings
+from onetool_code.answer import formatting, report, shaping, workspace
 from onetool_code.errors import OneToolCodeError
+from onetool_code.search import find_uses, indexed_path, rank, rank_like
 from onetool_code.spans import Span, span
 
 Result = str | list[Any] | dict[str, Any]
@@ -115,7 +117,7 @@ def _answer(s: Span, located: settings.Located, req: request.Request) -> Result:
         s.add(resultCount=len(answered.results))
         return formatting.render_search(answered.results, req, answered.next_offset, answered.notice)
     resolved = located.settings
-    ranked = engine.run(resolved, shaping.asked(req))
+    ranked = rank(resolved, shaping.asked(req))
     s.add(resultCount=len(ranked.hits))
     results, next_offset = shaping.fill(ranked.hits, req, resolved.project_root, ranked.next_offset)
     return formatting.render_search(results, req, next_offset, ranked.notice)
@@ -147,14 +149,14 @@ def run_related(
     with span("code.related", file=file, line=line) as s:
         resolved = _locate_one(s, settings.Where(path, db, provider, model, base_url, cache, host), "related")
         file, line = request.place(file, line)
-        file = similar.indexed_path(resolved.project_root, file)
+        file = indexed_path(resolved.project_root, file)
         req = request.parse(
             resolved, queries=f"like {file}:{line}", limit=limit, offset=offset, language=language,
             chunk_type=chunk_type, include=include, exclude=exclude, expand=expand, mode="semantic", content=content,
             format=format, max_bytes=max_bytes,
         )  # fmt: skip
         s.add(limit=req.limit, filters=_describe_filters(req))
-        ranked = similar.run(resolved, req, file, line)
+        ranked = rank_like(resolved, req, file, line)
         s.add(resultCount=len(ranked.hits))
         # No words were asked for: no line of a hit is a match to list (the echo keeps the place).
         wordless = replace(req, queries=("",))
@@ -186,7 +188,7 @@ def run_usages(
             resolved, queries=written, language=language, include=include, exclude=exclude, mode="lexical",
             format=format, max_bytes=max_bytes,
         )  # fmt: skip
-        found = uses.find(resolved, written, req.filters)
+        found = find_uses(resolved, written, req.filters)
         s.add(uses=found.count, files=len(found.files))
         return formatting.render_usages(found, req.format, req.max_bytes)
 

@@ -18,7 +18,8 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, NoReturn
 
-from onetool_code import advice, agents, api, formatting, parameters, progress, settings
+from onetool_code import advice, agents, api, parameters, progress, settings
+from onetool_code.answer import formatting
 from onetool_code.errors import BadInputError, OneToolCodeError
 from onetool_code.spans import LOGGER_NAME
 

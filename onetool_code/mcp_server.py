@@ -38,7 +38,8 @@ from mcp.server.lowlevel import Server
 from mcp.server.session import ServerSession
 from mcp.server.stdio import stdio_server
 
-from onetool_code import api, formatting, index, pack, parameters, progress, settings
+from onetool_code import api, index, pack, parameters, progress, settings
+from onetool_code.answer import formatting
 from onetool_code.parameters import Parameter
 
 SERVER_NAME = "onetool-code"

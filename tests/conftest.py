@@ -6,15 +6,11 @@ import hashlib
 import logging
 import os
 import shutil
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))
-
 from openai_server import EmbeddingsServer, serve
 
 from onetool_code import settings
@@ -97,7 +93,8 @@ def server() -> EmbeddingsServer:
 
 def ranked(root: Path, base_url: str | None, query: str, **options):
     """The engine's ranked hits for one query (before merging and formatting); ``options`` as in ``search``."""
-    from onetool_code import engine, request
+    from onetool_code import request
+    from onetool_code.search import engine
 
     resolved = settings.resolve(path=str(root), base_url=base_url)
     args = {name: options.get(name) for name in ("limit", "offset", "language", "chunk_type", "include", "exclude")}

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 
 from onetool_code import progress
 from onetool_code.errors import CopyError, IndexLockedError, IndexUnreadableError
-from onetool_code.index import database, private_copy, snapshot, store
+from onetool_code.index import database, holders, private_copy, snapshot, store
 from onetool_code.index.snapshot import Snapshot
 from onetool_code.index.store import STORE, Key, Signature, cache_root, folder, machine_lock, publish
 from onetool_code.spans import note
@@ -130,7 +130,7 @@ def _view(project_root: Path, db_path: Path) -> View:
     if not db_path.exists():
         last = _last(key, db_path)
         if last is not None:
-            if database.compacting(db_path):
+            if holders.compacting(db_path):
                 return View(last, f"the index is being compacted by ChunkHound; this answer is from {_when(last)}")
             if not db_path.exists():  # not back from a compaction that ended meanwhile: moved or removed
                 return View(
@@ -186,7 +186,7 @@ def _refresh(project_root: Path, db_path: Path, key: Key) -> View:
             current = _current(key, db_path)
             if current is not None:
                 return View(current)
-            holder = database.writer(db_path)
+            holder = holders.writer(db_path)
             quiet = QUIET_SECONDS if holder is None else COPY_QUIET_SECONDS
             settle = Signature.of(db_path).changed + quiet - time.time()
             if settle > 0:
@@ -199,7 +199,7 @@ def _refresh(project_root: Path, db_path: Path, key: Key) -> View:
             try:
                 return View(_read(project_root, db_path, key, copy=holder is not None))
             except IndexLockedError:
-                if database.writer(db_path) is None:
+                if holders.writer(db_path) is None:
                     raise
                 continue  # a writer took the file as it was opened: it is changing again
             except CopyError as exc:
@@ -332,17 +332,17 @@ def _prune() -> None:
     for meta in (root / KIND).glob("*/snapshot.json"):
         with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
             db_path = Path(json.loads(meta.read_text(encoding="utf-8"))["db_path"])
-            if database.gone(db_path):
+            if holders.gone(db_path):
                 shutil.rmtree(meta.parent, ignore_errors=True)
 
 
 def _who(pid: int | None) -> str:
-    name = database.process_name(pid) if pid is not None else ""
+    name = holders.process_name(pid) if pid is not None else ""
     return f"{name or 'another process'} (PID {pid})"
 
 
 def _being_written(pid: int | None, last: Snapshot) -> str:
-    name = database.process_name(pid) if pid is not None else ""
+    name = holders.process_name(pid) if pid is not None else ""
     who = "ChunkHound" if "chunkhound" in name.lower() else (name or "another process")
     return f"the index is being updated by {who} (PID {pid}); this answer is from {_when(last)}"
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from onetool_code import schema
 from onetool_code.errors import IndexLockedError
-from onetool_code.index import database, live, store
+from onetool_code.index import database, holders, live, store
 from onetool_code.index.snapshot import Snapshot
 from onetool_code.reading import SMALL_FILE, read_regular
 
@@ -67,8 +67,8 @@ def gather(project_root: Path, db: Path, *, cache: bool) -> Facts:
             raise exc from None  # compacted for longer than a search waits, and no snapshot: the error says so
         return Facts(**base, locked_by=str(exc))
     base = _file(db, None if view is None else view.snapshot)
-    holder = database.writer(db)
-    held_by = None if holder is None else (holder, database.process_name(holder) or "another process")
+    holder = holders.writer(db)
+    held_by = None if holder is None else (holder, holders.process_name(holder) or "another process")
     root = base["indexed_root"]
     notes = []
     if root and Path(str(root)).resolve() != project_root:

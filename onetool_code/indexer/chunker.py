@@ -29,7 +29,7 @@ from onetool_code.indexer.chunks import MERGE_LIMIT, Chunk, make_chunk, split, w
 from onetool_code.indexer.markdown import chunk_markdown
 from onetool_code.indexer.syntax import SYNTAXES, Item, Role, Scope, Syntax
 from onetool_code.indexer.text import chunk_text
-from onetool_code.source import decode
+from onetool_code.project.source import decode
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser

@@ -1,0 +1,54 @@
+"""What ``status`` says about an index: the settings a search would use beside what the index itself holds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from onetool_code import index
+from onetool_code.errors import ModelNotInIndexError
+from onetool_code.search import query_vectors
+from onetool_code.settings import Settings
+
+
+@dataclass(frozen=True)
+class StatusReport:
+    """An index's own facts, and what a search of it would use: the project, index file, provider, reranker and the
+    model the search's own rule picks."""
+
+    facts: index.Facts
+    project_root: Path
+    db_path: Path
+    provider: str
+    model: str
+    reranker: str = "none"  # how hybrid searches are reranked (``settings.Reranker.describe``)
+    model_present: bool = False
+    model_chosen_by: str | None = None  # the index named the model (its record, or its largest set), not the user
+
+
+def gather(settings: Settings) -> StatusReport:
+    """The index's facts (``index.IndexState.status``) with the settings a search would use."""
+    facts = index.open(settings).status()
+    return StatusReport(
+        project_root=settings.project_root,
+        db_path=settings.db_path,
+        provider=settings.provider,
+        reranker=settings.reranker.describe() if settings.reranker else "none",
+        facts=facts,
+        **_model(settings, facts.embedding_sets),
+    )
+
+
+def _model(settings: Settings, sets: tuple[index.EmbeddingSet, ...]) -> dict[str, Any]:
+    """The model a semantic search would compare with, by the search's own rule, and what chose it."""
+    try:
+        chosen = query_vectors.embedding_set(index.Layout(settings.db_path, sets), settings)
+    except ModelNotInIndexError:
+        return {"model": settings.model}
+    by = None
+    if settings.committed is not None:
+        by = f"the index's record {settings.committed.path.name}"
+    elif settings.model_from_index and chosen.model != settings.model:
+        by = "the index's largest vector set"
+    return {"model": chosen.model, "model_present": True, "model_chosen_by": by}

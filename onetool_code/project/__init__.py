@@ -1,0 +1,6 @@
+"""The project's files on disk now, read as ChunkHound read them, and what a hit is in them today.
+
+- ``source``: files read only inside the project root, each once per call, with ChunkHound's line numbers.
+- ``definitions``: the definitions inside a piece of code, named at query time (tree-sitter, imported lazily).
+- ``placement``: where each hit is in its file now, decided as ChunkHound decides whether a file changed.
+"""

@@ -1,0 +1,82 @@
+"""One search, start to ranked hits: ask the index for the view to read, embed the queries, rank, rerank, page.
+
+- ``hybrid`` (the default): semantic and lexical lists fused with structural priors (``retrieval``). When it
+  cannot embed (no vectors for the model in the index, no key, the API failing), it answers lexically and says
+  why in a notice (``query_vectors``).
+- ``semantic``: ChunkHound's own order, exactly; ``lexical``: words and identifiers, no key; ``regex``:
+  ChunkHound's regex search.
+
+A search answers from a snapshot of the index and never opens the file ChunkHound writes; with snapshots off it
+reads the file briefly, never across the embeddings request (``index``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from onetool_code import index
+from onetool_code.hits import Hit
+from onetool_code.request import Request, check_words
+from onetool_code.search import query_vectors, ranking, reranking, retrieval, transport
+from onetool_code.settings import Settings
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """Best hits first; ``next_offset`` is set when a single search has more hits past this page.
+
+    Each hit's ``rank`` is its place in the query's whole ranked list, so that an answer cut short by its byte
+    budget can name the offset of the first hit it left out. ``notice`` says, in one line, when the answer
+    is not what the mode promised (hybrid answering by words only, and why).
+    """
+
+    hits: list[Hit]
+    next_offset: int | None = None
+    notice: str | None = None
+
+
+def run(settings: Settings, request: Request, shared: query_vectors.Shared | None = None) -> Ranked:
+    """The ranked hits of one call. Its requests to servers (embeddings, then reranking) share one
+    ``settings.timeout``: no server can hold a search longer. ``shared``: the query vectors a workspace's
+    other repositories have asked for (one embeddings request per model)."""
+    network = transport.Budget(settings.timeout)
+    query_vectors.warm_up(settings, request)
+    check_words(request)
+    return index.open(settings).search(lambda view: _search(settings, request, view, network, shared))
+
+
+def _search(
+    settings: Settings,
+    request: Request,
+    view: index.View,
+    network: transport.Budget,
+    shared: query_vectors.Shared | None,
+) -> Ranked:
+    if request.mode in query_vectors.EMBEDDING_MODES:
+        query_vectors.prefetch(view, settings)
+    view.check_languages(request.filters)
+    semantic, notice = query_vectors.embedded(settings, request, view.layout, network, shared)
+    with view.reader() as reader:
+        lists = retrieval.ranked(reader, request, semantic, settings.project_root)
+    lists, reranked = reranking.reranked(settings, request, lists, network)
+    return _finish(request, lists, _joined(view.notice, notice, reranked))
+
+
+def _finish(request: Request, lists: Sequence[Sequence[Hit]], notice: str | None) -> Ranked:
+    if request.batch:
+        hits = ranking.fuse(lists, request.limit)
+        return Ranked(hits, notice=_joined(notice, ranking.unscored(hits)))
+    return paged(request, lists[0], notice)
+
+
+def paged(request: Request, hits: Sequence[Hit], notice: str | None) -> Ranked:
+    """The page a single search asked for of its whole ranked list, and the offset of the next when the list goes
+    on past it (it was fetched one deeper than the page to tell: ``Request.depth``)."""
+    end = request.offset + request.limit
+    page = ranking.page(hits, request.offset, end)
+    return Ranked(page, end if len(hits) > end else None, _joined(notice, ranking.unscored(page)))
+
+
+def _joined(*notices: str | None) -> str | None:
+    return "; ".join(n for n in notices if n) or None

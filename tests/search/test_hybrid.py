@@ -1,0 +1,391 @@
+"""The default hybrid ranking: fusion, each structural prior on small real indexes, regex mode, and the lexical
+index's life (built once per state of the file, kept outside the project, rebuilt when the file changes)."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import time
+from pathlib import Path
+
+import conftest
+import pytest
+
+import onetool_code
+from onetool_code import names
+from onetool_code.hits import Hit
+from onetool_code.index import lexical
+from onetool_code.index import store as derived
+from onetool_code.index.store import STORE
+from onetool_code.schema import Filters
+from onetool_code.search import ranking
+
+
+def make_project(root: Path, files: dict[str, str], base_url: str | None) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    conftest.build_index(root, base_url, embeddings=base_url is not None)
+    return root
+
+
+def top(root: Path, base_url: str | None, query: str, **options) -> list[tuple[str, str]]:
+    answer = onetool_code.search(query=query, path=str(root), base_url=base_url, format="json", **options)
+    assert "results" in answer, answer
+    return [(r["file_path"], r["name"]) for r in answer["results"]]
+
+
+SOURCE = '''def save_record(store, record):
+    """Write one record to the store and flush it."""
+    store.rows.append(record)
+    store.flush()
+    return len(store.rows)
+'''
+TESTS = """from store import save_record
+
+
+def test_save_record_appends():
+    assert save_record(FakeStore(), {"id": 1}) == 1
+
+
+def test_save_record_flushes():
+    store = FakeStore()
+    save_record(store, {"id": 2})
+    save_record(store, {"id": 3})
+    assert store.flushed
+"""
+
+
+def test_source_comes_before_its_tests_unless_tests_are_asked_for(tmp_path, server):
+    root = make_project(tmp_path, {"src/store.py": SOURCE, "tests/test_store.py": TESTS}, server.base_url)
+    assert top(root, server.base_url, "save record")[0] == ("src/store.py", "save_record")
+    assert top(root, server.base_url, "save record", mode="semantic")[0][0] == "tests/test_store.py"  # the gap
+    assert top(root, server.base_url, "tests for save record")[0][0] == "tests/test_store.py"
+    assert top(root, server.base_url, "save record", include="tests/")[0][0] == "tests/test_store.py"
+
+
+def test_a_definition_comes_before_a_one_line_use(tmp_path, server):
+    files = {
+        "app/http_client.py": "class HttpClient:\n    def __init__(self, timeout):\n        self.timeout = timeout\n\n"
+        "    def get(self, url):\n        return fetch(url, timeout=self.timeout)\n",
+        "app/main.py": "client = HttpClient(timeout=5)\n",
+        "app/other.py": "import os\n\nbackup = HttpClient(timeout=30)\n",
+    }
+    root = make_project(tmp_path, files, server.base_url)
+    assert top(root, server.base_url, "HttpClient")[0] == ("app/http_client.py", "HttpClient")
+
+
+def test_an_identifier_query_puts_the_definition_first(tmp_path, server):
+    uses = {
+        f"src/use{i}.ts": f"import {{ parseOptions }} from './options';\nconst o{i} = parseOptions(argv);\n"
+        for i in range(6)
+    }
+    definition = (
+        "export function parseOptions(argv: string[]): Options {\n  const options = defaults();\n  return options;\n}\n"
+    )
+    root = make_project(tmp_path, {**uses, "src/options.ts": definition}, server.base_url)
+    assert top(root, server.base_url, "parseOptions")[0] == ("src/options.ts", "parseOptions")
+    assert top(root, server.base_url, "where is parseOptions defined")[0] == ("src/options.ts", "parseOptions")
+
+
+def test_docs_come_after_the_code_they_describe(tmp_path, server):
+    files = {
+        "README.md": "# Store\n\nCall save_record to save a record in the store; it flushes the store.\n",
+        "docs/guide.md": "## Saving\n\nsave_record saves a record. The store is flushed after each record.\n",
+        "src/store.py": SOURCE,
+    }
+    root = make_project(tmp_path, files, server.base_url)
+    assert top(root, server.base_url, "save a record in the store")[0][0] == "src/store.py"
+    assert top(root, server.base_url, "docs about saving a record")[0][0] in {"README.md", "docs/guide.md"}
+
+
+def hit(path: str, start: int, chunk_id: int, chunk_type: str = "function") -> Hit:
+    return Hit(chunk_id, path, "python", chunk_type, "f", "code\nmore\nlines", start, start + 2, 0.5)
+
+
+def test_fusion_is_deterministic_and_ties_fall_back_to_path_then_line():
+    a, b, c = hit("b.py", 1, 1), hit("a.py", 9, 2), hit("c.py", 3, 3)
+    # a and b each rank first in one list; c is second in both and so scores higher than either.
+    fused = ranking.hybrid([a, c], [b, c], "query", Filters())
+    assert [h.chunk_id for h in fused] == [3, 2, 1]  # c; then the tie of a and b, by path
+    assert fused[1].score == fused[2].score
+    assert ranking.hybrid([a, c], [b, c], "query", Filters()) == fused
+    assert [h.chunk_id for h in ranking.hybrid([c, a], [c, b], "query", Filters())] == [3, 2, 1]
+    # Each file's one hit also gains the file's coherence (its share of all scores, the most for c).
+    fused_c = 2 * (ranking.HYBRID_K + 1) / (ranking.HYBRID_K + 2) / 2
+    assert fused[0].score == pytest.approx(fused_c * (1 + ranking.COHERENT_FILE))
+
+
+@pytest.mark.parametrize(
+    ("query", "names", "qualifiers"),
+    [
+        ("Segment.split_and_crop_lines", {"split_and_crop_lines"}, {"segment"}),
+        ("Layer.prototype.match", {"match"}, {"layer"}),
+        ("parseOptions", {"parseoptions"}, set()),
+        ("retry", {"retry"}, set()),
+        ("how does the Client pick a timeout", {"client"}, set()),
+        ("Where are tokens validated", set(), set()),
+        ("CSRF verification failed", set(), set()),  # an acronym is a word, not a name
+        ("commands/migrate.py Command.handle", {"handle"}, {"commands", "migrate", "command"}),
+        ("django.utils.html.escape", {"escape"}, {"django", "utils", "html"}),
+        ("handle in core/management", set(), {"core", "management"}),
+        ("the GET/POST parameters", {"get", "post"}, set()),  # capitalised words, not a path
+    ],
+)
+def test_the_names_a_query_spells_out(query, names, qualifiers):
+    assert ranking.names_in(query) == (names, qualifiers)
+
+
+def test_a_capitalised_word_is_a_name_only_when_not_strict():
+    assert ranking.names_in("how does the Client pick a timeout", strict=True) == (set(), set())
+    assert ranking.names_in("TooManyFieldsSent: the GET parameters", strict=True) == ({"toomanyfieldssent"}, set())
+
+
+@pytest.mark.parametrize(
+    ("first_line", "defines"),
+    [
+        ("export function shallowCopy(base: any, strict: StrictMode) {", True),
+        ("def shallow_copy(base):", False),
+        ("  shallowCopy(base, strict) {", True),
+        ("exports.shallowCopy = function (base) {", True),
+        ("Layer.prototype.shallowCopy = function shallowCopy(path) {", True),
+        ("  shallowCopy: function (base) {", True),
+        ("const copy = shallowCopy(base)", False),
+        ("  return shallowCopy(base, true)", False),
+        ("class ShallowCopy {", True),
+    ],
+)
+def test_a_definition_is_recognised_by_its_first_line_when_the_symbol_is_synthetic(first_line, defines):
+    chunk = Hit(1, "src/a.ts", "typescript", "function", "definition_line_7", first_line + "\n  body\n}", 7, 9, 0.5)
+    wants = ranking._Wants.of("shallowCopy", Filters())
+    # Named: boosted, the less when the chunk writes the name in another case (``ShallowCopy``).
+    expected = ranking.NAMED * (ranking.OTHER_CASE if "ShallowCopy" in first_line else 1.0)
+    assert ranking.prior(chunk, wants) == (expected if defines else 1.0)
+
+
+def test_regex_mode(sample_index):
+    answer = onetool_code.search(query=r"def \w+_config", path=str(sample_index.root), mode="regex", format="json")
+    assert [r["name"] for r in answer["results"]] == ["parse_config_file", "load_config"]
+    bad = onetool_code.search(query="def (?=x)", path=str(sample_index.root), mode="regex")
+    assert bad.startswith("Error: query is not a valid regular expression (RE2 syntax")
+    started = time.perf_counter()  # RE2 is linear: the classic catastrophic pattern is no threat
+    onetool_code.search(query="(a+)+$" + "|x" * 200, path=str(sample_index.root), mode="regex")
+    assert time.perf_counter() - started < 10
+
+
+def test_regex_pages_follow_path_and_line_order(sample_index):
+    first = conftest.ranked(sample_index.root, None, "def ", mode="regex", limit=3)
+    second = conftest.ranked(sample_index.root, None, "def ", mode="regex", limit=3, offset=3)
+    keys = [(h.file_path, h.start_line, h.chunk_id) for h in first.hits + second.hits]
+    assert keys == sorted(keys) and first.next_offset == 3 and len(set(keys)) == 6
+
+
+def test_the_lexical_index_is_kept_outside_the_project_and_reloaded(project, monkeypatch, capfd):
+    found = top(project.root, None, "load_config", mode="lexical")
+    assert found[0] == ("src/bookshelf/config.py", "load_config")
+    folders = list((derived.cache_root() / "snapshot").iterdir())
+    assert len(folders) == 1 and (folders[0] / "lexical").is_dir()
+    assert not list((project.root / ".chunkhound").glob("**/*.npy"))
+    STORE.clear()  # a new process: the built index must come from the cache directory, not be rebuilt
+    monkeypatch.setattr(lexical, "build", lambda chunks: pytest.fail("rebuilt although a saved index exists"))
+    assert top(project.root, None, "load_config", mode="lexical") == found
+    assert capfd.readouterr().out == ""  # nothing may reach stdout: inside OneTool it is the MCP channel
+
+
+def test_the_lexical_index_follows_the_file(tmp_path):
+    root = make_project(tmp_path, {"src/store.py": SOURCE}, None)
+    assert top(root, None, "freshly_added", mode="lexical") == []
+    (root / "src" / "fresh.py").write_text("def freshly_added():\n    return 42\n")
+    conftest.build_index(root, None, embeddings=False)
+    assert top(root, None, "freshly_added", mode="lexical")[0] == ("src/fresh.py", "freshly_added")
+    folders = list((derived.cache_root() / "snapshot").iterdir())
+    assert len(folders) == 1  # the earlier state's folder is gone
+
+
+def test_searches_work_when_the_cache_directory_cannot_be_written(project, monkeypatch, tmp_path):
+    blocked = tmp_path / "not-a-dir"
+    blocked.write_text("a file where the cache directory would go")
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(blocked))
+    assert top(project.root, None, "load_config", mode="lexical")[0][1] == "load_config"  # made, just not saved
+    assert top(project.root, project.base_url, "load_config")[0][1] == "load_config"
+    assert "Snapshot: of the index as it is" in onetool_code.status(path=str(project.root))
+    assert blocked.read_text() == "a file where the cache directory would go"
+
+
+def test_tokens_keep_the_whole_identifier_and_its_parts_each_by_its_stem():
+    assert names.tokens("parseHTTPResponse(load_config)") == [
+        "parsehttprespons", "pars", "http", "respons", "load_config", "load", "config",
+    ]  # fmt: skip
+    assert names.query_tokens("a Segment.split_and_crop_lines x2") == [
+        "segment", "split_and_crop_lin", "split", "and", "crop", "line", "x2",
+    ]  # fmt: skip
+    # "validators" finds ValidateStruct, "rendering" render, "dependencies" dependency: one stem each.
+    assert set(names.query_tokens("validators rendering dependencies")) <= set(
+        names.tokens("ValidateStruct render dependency")
+    )
+
+
+def test_batch_ranks_each_query_hybrid_then_fuses(sample_index):
+    answer = onetool_code.search_batch(
+        queries="load_config|RateLimiter", path=str(sample_index.root), base_url=sample_index.base_url, format="json"
+    )
+    shown = [(r["definitions"], r["queries"]) for r in answer["results"]]
+    assert any("load_config" in d and 1 in q for d, q in shown), shown
+    assert any("RateLimiter" in d and 2 in q for d, q in shown), shown
+
+
+# -- Code we never tuned for (issue 25): each signal on a small index of its own, words only -------------------
+
+
+def words_only(tmp_path: Path, files: dict[str, str]) -> Path:
+    """A project indexed without vectors: hybrid answers by words, as on the public benchmark."""
+    return make_project(tmp_path, files, None)
+
+
+def files_of(root: Path, query: str, **options) -> list[str]:
+    return list(dict.fromkeys(path for path, _ in top(root, None, query, **options)))
+
+
+IMPLS = "\n\n".join(
+    f"impl Serialize for Type{n} {{\n    fn serialize<S>(&self, s: S) -> Result<S::Ok, S::Error> {{\n"
+    f"        s.serialize_u{n}(self.0)\n    }}\n}}"
+    for n in range(12)
+)
+
+
+def test_a_name_written_in_code_case_finds_its_declaration_before_the_methods_of_that_name(tmp_path):
+    """``Serialize`` the trait, not one of a dozen ``fn serialize``; ``serialize`` written so, the method."""
+    trait = "pub trait Serialize {\n    /// Serialize this value.\n    fn serialize<S>(&self, s: S) -> Result<S::Ok, S::Error>;\n}\n"
+    root = words_only(tmp_path, {"src/ser/mod.rs": trait, "src/ser/impls.rs": IMPLS})
+    assert top(root, None, "Serialize")[0] == ("src/ser/mod.rs", "Serialize")
+    assert top(root, None, "serialize")[0][0] == "src/ser/impls.rs"
+
+
+def test_a_sigil_does_not_hide_a_definition(tmp_path):
+    files = {
+        "core/checks.ts": "export interface $ZodCheck<T = never> {\n  _zod: $ZodCheckInternals<T>;\n}\n\n"
+        "export const $ZodCheck = $constructor('$ZodCheck', (inst, def) => {\n  inst._zod.def = def;\n});\n",
+        **{
+            f"classic/use{i}.ts": "import { $ZodCheck } from '../core/checks';\n"
+            + "".join(f"const check{i}_{n} = new $ZodCheck(def{n}); // ZodCheck {n}\n" for n in range(4))
+            for i in range(5)
+        },
+    }
+    root = words_only(tmp_path, files)
+    assert files_of(root, "ZodCheck")[0] == "core/checks.ts"
+    assert files_of(root, "ZodCheck and check execution pipeline")[0] == "core/checks.ts"
+    # The named definitions behind it: the interface and the constant, found by their defining lines.
+    from onetool_code import settings
+    from onetool_code.index import live
+    from onetool_code.index import readers as retrievers
+    from onetool_code.project.source import SourceFiles
+    from onetool_code.search import lookup
+
+    resolved = settings.resolve(path=str(root))
+    reader = retrievers.FromSnapshot(live.view(resolved.project_root, resolved.db_path).snapshot)
+    found = lookup.find(reader, SourceFiles(resolved.project_root), "ZodCheck", Filters(), 10).hits
+    assert {(h.file_path, h.defines) for h in found} == {("core/checks.ts", "zodcheck")}
+
+
+def test_the_files_name_and_folder_count(tmp_path):
+    """The words of ``binding/default_validator.go`` answer "validators ... binding" before a file that only uses
+    the words (stems make "validators" meet ``ValidateStruct``)."""
+    files = {
+        "binding/default_validator.go": "package binding\n\ntype defaultValidator struct{}\n\n"
+        "func (v *defaultValidator) ValidateStruct(obj any) error {\n\treturn v.validate(obj)\n}\n",
+        "context.go": "package gin\n\n// Bind: the validators check the struct binding of the request; validators,\n"
+        "// binding, struct binding, plugged validators.\nfunc (c *Context) Bind(obj any) error {\n"
+        "\treturn c.MustBindWith(obj, binding.Default(c.Request))\n}\n",
+    }
+    root = words_only(tmp_path, files)
+    assert files_of(root, "how validators are plugged in for struct binding")[0] == "binding/default_validator.go"
+
+
+def test_documentation_and_configuration_come_after_code_unless_asked_for(tmp_path):
+    words = "middleware applied globally and to route groups"
+    files = {
+        "docs/doc.md": f"# Middleware\n\n{words}. " * 8 + "\n",
+        ".goreleaser.yaml": "".join(f"middleware_{i}: {words}\n" for i in range(8)),
+        "routergroup.go": "package gin\n\n// Use adds middleware to the group.\n"
+        "func (group *RouterGroup) Use(middleware ...HandlerFunc) IRoutes {\n"
+        "\tgroup.Handlers = append(group.Handlers, middleware...)\n\treturn group.returnObj()\n}\n",
+    }
+    root = words_only(tmp_path, files)
+    assert files_of(root, "how middleware is applied to route groups")[0] == "routergroup.go"
+    assert files_of(root, "middleware docs")[0] == "docs/doc.md"
+    assert files_of(root, "goreleaser yaml configuration for middleware")[0] == ".goreleaser.yaml"
+
+
+def test_one_files_many_hits_leave_room_for_other_files(tmp_path):
+    big = "\n\n".join(f"def render_json_{n}(value):\n    return json_render(value, {n})\n" for n in range(30))
+    others = {
+        f"render/other{i}.py": f"def render_json_other_{i}(value):\n    return json_render(value)\n" for i in range(6)
+    }
+    root = words_only(tmp_path, {"render/json.py": big, **others})
+    assert len(files_of(root, "render json")) >= 6  # not ten results of one file
+
+
+def test_a_name_inside_a_sentence_counts_less_than_the_file_it_names(tmp_path):
+    """ "toString builder for ..." is about ``ToStringBuilder``, not the ``toString`` method of every class."""
+    classes = {
+        f"lang/{name}.java": f"public class {name} {{\n  @Override\n  public String toString() {{\n"
+        f'    return "{name}";\n  }}\n}}\n'
+        for name in ("ArrayUtils", "StringUtils", "CharRange", "Fraction", "Range", "Pair")
+    }
+    builder = (
+        "public class ToStringBuilder {\n  public ToStringBuilder append(String field, Object value) {\n"
+        "    buffer.append(field).append('=').append(value);\n    return this;\n  }\n}\n"
+    )
+    root = words_only(tmp_path, {**classes, "lang/builder/ToStringBuilder.java": builder})
+    assert files_of(root, "toString builder for human-readable object descriptions")[0] == (
+        "lang/builder/ToStringBuilder.java"
+    )
+    assert files_of(root, "toString")[0] != "lang/builder/ToStringBuilder.java"  # the name alone: its definitions
+
+
+def test_a_named_definition_survives_its_files_many_hits(tmp_path):
+    """``type Engine`` sits below a dozen methods of ``Engine`` in one file, each saying the name more often than
+    the declaration does: the cap on one file's hits must not drop the very definition the query names."""
+    methods = "\n\n".join(
+        f"func (engine *Engine) Handle{n}(e *Engine) *Engine {{\n\tengine.trees = e.trees // Engine {n}\n"
+        f"\treturn engine\n}}"
+        for n in range(14)
+    )
+    engine = f"package gin\n\n{methods}\n\ntype Engine struct {{\n\ttrees methodTrees\n}}\n"
+    users = {
+        f"use{i}.go": f"package gin\n\n// Engine, Engine: the Engine behind it.\nfunc Use{i}(e *Engine) *Engine {{\n"
+        f"\treturn e\n}}\n"
+        for i in range(4)
+    }
+    # A method of that name in a small file: a definition too, but not the declaration of the type.
+    validator = "package binding\n\n// Engine returns the underlying validator Engine.\n"
+    validator += "func (v *defaultValidator) Engine() any {\n\treturn v.validate // Engine\n}\n"
+    root = words_only(tmp_path, {"gin.go": engine, "binding/validator.go": validator, **users})
+    assert top(root, None, "Engine")[0] == ("gin.go", "Engine")
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
+def test_a_process_forked_after_a_search_searches_as_its_parent(tmp_path, server):
+    """A host that forks after searching (a pre-forking server) gives the child none of the kept threads a hybrid
+    search ranks its semantic list on: the child's search must still answer, and alike."""
+    root = make_project(tmp_path, {"src/store.py": SOURCE, "tests/test_store.py": TESTS}, server.base_url)
+    expected = top(root, server.base_url, "save record")  # the parent's pool now holds an idle thread
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: answer through the pipe, then leave without running pytest's exit
+        try:
+            os.write(write, json.dumps(top(root, server.base_url, "save record")).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    ready, _, _ = select.select([read], [], [], 60)
+    if not ready:
+        os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    answer = os.read(read, 1 << 20) if ready else b""
+    os.close(read)
+    assert answer, "the forked child's search never answered"
+    assert [tuple(hit) for hit in json.loads(answer)] == expected
