@@ -22,6 +22,7 @@ file. So the file is never opened while another process holds it, and searches a
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import dataclasses
 import json
@@ -81,6 +82,23 @@ class _Job:
 _JOBS: dict[str, _Job] = {}
 _JOBS_LOCK = threading.Lock()
 _background = False
+# How long a process that exits waits for the refreshes it started (``_finish_refreshes``).
+EXIT_WAIT_SECONDS = 30.0
+
+
+def _finish_refreshes() -> None:
+    """A refresh runs in a daemon thread (a host that stops must not hang on it), inside DuckDB's native code for
+    most of its time: a process that exited under it would tear DuckDB down while the thread still reads through
+    it, and abort. So an exiting process waits for the refreshes it started, for a bounded time: the snapshot
+    they finish is the next process's fresh start."""
+    deadline = time.monotonic() + EXIT_WAIT_SECONDS
+    with _JOBS_LOCK:
+        running = [job for job in _JOBS.values() if not job.done.is_set()]
+    for job in running:
+        job.done.wait(max(0.0, deadline - time.monotonic()))
+
+
+atexit.register(_finish_refreshes)
 
 
 def refresh_in_background() -> None:
