@@ -188,7 +188,7 @@ def _rg(root: Path, text: str, indexed: set[str]) -> dict[str, list[str]]:
 
 
 def _defines(line: str, identifier: str) -> bool:
-    from onetool_code.search.ranking import definition_lines
+    from onetool_code.names import definition_lines
 
     return re.search(definition_lines([identifier.lower()]), line) is not None
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from onetool_code import request, settings
-from onetool_code.answer import formatting, report, shaping, workspace
+from onetool_code.answer import formatting, listings, report, shaping, workspace
 from onetool_code.errors import OneToolCodeError
 from onetool_code.search import find_uses, indexed_path, rank, rank_like
 from onetool_code.spans import Span, span
@@ -190,7 +190,7 @@ def run_usages(
         )  # fmt: skip
         found = find_uses(resolved, written, req.filters)
         s.add(uses=found.count, files=len(found.files))
-        return formatting.render_usages(found, req.format, req.max_bytes)
+        return listings.render_usages(found, req.format, req.max_bytes)
 
 
 def run_status(
@@ -210,11 +210,11 @@ def run_status(
         located = _locate(s, settings.Where(path, db, provider, model, base_url, cache, host))
         fmt = request.output_format(format)
         if located.members is not None:
-            return formatting.render_workspace_status(workspace.status(located.members), fmt)
+            return listings.render_workspace_status(workspace.status(located.members), fmt)
         gathered = report.gather(located.settings)
         facts = gathered.facts
         s.add(files=facts.files, chunks=facts.chunks, locked=facts.locked_by is not None)
-        return formatting.render_status(gathered, fmt)
+        return listings.render_status(gathered, fmt)
 
 
 def _describe_filters(req: request.Request) -> str:

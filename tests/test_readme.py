@@ -7,6 +7,7 @@ import re
 import shlex
 from pathlib import Path
 
+import onetool_code
 from onetool_code import cli
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -27,3 +28,16 @@ def test_the_readmes_sample_answer_is_what_the_command_line_prints(sample_index,
     assert str(sample_index.root) in args
     assert cli.main(args) == 0
     assert capsys.readouterr().out == printed
+
+
+def test_the_architecture_section_is_the_tree_as_it_is():
+    """Every module and folder of the package is in the README's tree, and nothing else is (the indexer's own
+    modules are told as one folder)."""
+    section = README.read_text(encoding="utf-8").split("\n## Architecture\n", 1)[1].split("\n## ", 1)[0]
+    tree = section.split("```\n", 2)[1]
+    named = set(re.findall(r"[\w]+\.py|[\w]+/", tree))
+    package = Path(onetool_code.__file__).parent
+    present = {p.name for p in package.glob("*.py")} | {f"{p.parent.name}/" for p in package.glob("*/__init__.py")}
+    present |= {p.name for p in package.glob("*/*.py") if p.parent.name != "indexer"}
+    aside = {"onetool_code/", "__init__.py", "__main__.py"}  # the root, each folder's map, ``python -m``
+    assert named - aside == present - aside, (sorted(named - present), sorted(present - named))

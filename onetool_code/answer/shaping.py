@@ -4,7 +4,7 @@ Everything that reads files or parses code happens here, so that the formatter i
 results. Order (PRODUCT.md §2): ranked and de-duplicated hits arrive; each is placed in its file as it is now
 (``placement``); hits of one file whose line ranges overlap, nest or touch (a gap of at most one line) merge,
 because ChunkHound stores a class and the methods inside it as separate chunks, save that a definition shown
-whole keeps its own lines (``merge``); blank edge lines are trimmed; results of one file are put together (files
+whole keeps its own lines (``merging``); blank edge lines are trimmed; results of one file are put together (files
 in the order of their best result) so that the answer names each path once; then content is included by the
 number of results left.
 """
@@ -19,22 +19,20 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from onetool_code.answer import matching
+from onetool_code.answer.merging import Placed, merge, whole_definition
 from onetool_code.hits import Hit
 from onetool_code.names import (
     COMMENT_STARTS,
     STOPWORDS,
-    bare,
     defining_line,
     display_name,
     identifier_parts,
-    is_piece,
     match_tokens,
     query_tokens,
     stem,
     tokens,
 )
-from onetool_code.project.definitions import Definition, definitions, enclosing, outline
-from onetool_code.project.placement import Placement, place
+from onetool_code.project.definitions import Definition, definitions, outline
 from onetool_code.project.source import SourceFiles, Unread
 from onetool_code.request import Request
 
@@ -51,11 +49,6 @@ def asked(request: Request) -> Request:
 
 
 CONTENT_LINE_CAP = 150
-MAX_WHOLE = 300  # lines of a cut definition shown whole instead of the piece that matched
-# Lines next to a definition shown whole that join its result (its comment, its decorator) rather than make one
-# of their own.
-ADJOIN = 5
-_PIECE_TYPES = frozenset({"function", "method", "class"})
 # The first results shown get a 2-line preview, the others their best line: the detail goes where the agent
 # looks first (as code does, by the number of results), and the rest stay one line of code each.
 FULL_PREVIEWS = 3
@@ -130,23 +123,6 @@ class Result:
     def content_last_line(self) -> int:
         """The last line of the whole content (before any cut): past ``end_line`` when expanded."""
         return self.content_start + self.content_lines - 1
-
-
-@dataclass(frozen=True)
-class Placed:
-    """A hit and where it is in its file now; ``whole``: the definition it stands for (``whole_definition``)."""
-
-    hit: Hit
-    placement: Placement
-    whole: Definition | None = None
-
-    @property
-    def start_line(self) -> int:
-        return self.placement.start_line
-
-    @property
-    def end_line(self) -> int:
-        return self.placement.end_line
 
 
 def shape(hits: Sequence[Hit], request: Request, project_root: Path) -> list[Result]:
@@ -262,121 +238,6 @@ def _naming_patterns(name: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
     # A method with its return type before its name (``public String toString() {``) is one too.
     signature = re.compile(rf"(?<![\w$]){re.escape(name)}\s*(?:<[^>]*>)?\(.*[{{:]\s*$")
     return defining_line(name.lower()), signature
-
-
-def whole_definition(hit: Hit, sources: SourceFiles) -> Placed:
-    """The hit placed as the definition it stands for, from the file's own syntax: the one it was found
-    defining (``Hit.defines``: ChunkHound may have put it into a neighbour's chunk), or the one it is a piece of
-    (``bulk_create_part1_part2``), up to ``MAX_WHOLE`` lines: the part of a 4,700-line class that matched stays
-    that part, not one result that swallows the page. Otherwise, or when the file no longer holds it, the hit
-    where it is."""
-    placement = place(hit, sources)
-    piece = is_piece(hit.symbol) and hit.chunk_type in _PIECE_TYPES
-    if not placement.in_file or not (hit.defines or piece):
-        return Placed(hit, placement)
-    name = hit.defines or bare(hit.symbol)
-    found = enclosing(sources.outline(hit.file_path, hit.language), name, placement.start_line, placement.end_line)
-    if found is None or found.end_line - found.start_line >= MAX_WHOLE:
-        return Placed(hit, placement)
-    return Placed(hit, replace(placement, start_line=found.start_line, end_line=found.end_line), found)
-
-
-def merge(placed: Sequence[Placed]) -> list[list[Placed]]:
-    """Groups of hits to show as one, in the rank order of each group's best hit: no line is shown twice, and
-    no two groups of a file overlap or touch unless joining them would make a result of more than ``MAX_WHOLE``
-    lines (the windows of a 4,700-line class are places of their own, not one result).
-
-    A definition shown whole (``Placed.whole``) anchors a group: every hit of its file that overlaps it or
-    touches it (a gap of at most one line) joins it, and so does a definition it meets. Past ``MAX_WHOLE``
-    lines, a hit that meets such a group gives it only the lines they share and keeps the rest as a place of its
-    own, so ``QuerySet.bulk_create`` is not swallowed by a window of its class and no line of the window is
-    lost. The rest, within a file, sorted by start line, merge on the same terms. Hits the file could not place
-    keep ChunkHound's ranges, which do not count the file's lines: they merge only among themselves.
-    """
-    rank = {id(p): i for i, p in enumerate(placed)}
-    anchored: list[list[Placed]] = []
-    loose: list[Placed] = []
-    waiting: list[Placed] = []
-    # Definitions shown whole first, best first: one that meets a better one joins it, as any hit does.
-    for p in sorted(placed, key=lambda p: (p.whole is None, rank[id(p)])):
-        if _attach(p, anchored, loose, rank):
-            continue
-        if p.whole is not None:
-            anchored.append([p])
-        else:
-            waiting.append(p)
-    # A group grown by a later hit may now meet one that was waiting.
-    while attached := {id(p) for p in waiting if _attach(p, anchored, loose, rank)}:
-        waiting = [p for p in waiting if id(p) not in attached]
-    by_file: dict[tuple[str, bool], list[Placed]] = {}
-    for p in [*loose, *waiting]:
-        by_file.setdefault((p.hit.file_path, p.placement.in_file), []).append(p)
-    groups: list[list[Placed]] = list(anchored)
-    for file_hits in by_file.values():
-        current: list[Placed] = []
-        for p in sorted(file_hits, key=lambda p: (p.start_line, -p.end_line)):
-            within = max(_end(current), p.end_line) - _start(current) < MAX_WHOLE if current else False
-            if current and (p.start_line <= _end(current) or (_meets(p, current) and within)):
-                current.append(p)
-            else:
-                if current:
-                    groups.append(current)
-                current = [p]
-        groups.append(current)
-    for group in groups:
-        group.sort(key=lambda p: rank[id(p)])
-    groups.sort(key=lambda g: rank[id(g[0])])
-    return groups
-
-
-def _attach(p: Placed, anchored: list[list[Placed]], loose: list[Placed], rank: dict[int, int]) -> bool:
-    """Join ``p`` to the best of the anchored groups it meets (see ``merge``); False when it meets none, or is a
-    definition that only touches them. Of a hit that reaches more than ``ADJOIN`` lines past them, only the
-    lines it shares with the group join it; each stretch past them goes to ``loose`` as a place of its own."""
-    near = [g for g in anchored if p.placement.in_file and g[0].hit.file_path == p.hit.file_path and _meets(p, g)]
-    if not near:
-        return False
-    best = min(near, key=lambda g: min(rank[id(q)] for q in g))
-    spans = sorted((_start(g), _end(g)) for g in near)
-    overlaps = any(a <= p.end_line and p.start_line <= b for a, b in spans)
-    outside = []
-    start = p.start_line
-    for a, b in spans:
-        if start < a:
-            outside.append((start, min(a - 1, p.end_line)))
-        start = max(start, b + 1)
-    if start <= p.end_line:
-        outside.append((start, p.end_line))
-    if len(near) == 1 and sum(b - a + 1 for a, b in outside) <= ADJOIN and (overlaps or p.whole is None):
-        best.append(p)
-        return True
-    if not overlaps:
-        return False
-    shared = max(p.start_line, _start(best)), min(p.end_line, _end(best))
-    if shared[0] <= shared[1]:
-        best.append(_cut(p, *shared, rank))
-    loose.extend(_cut(p, a, b, rank) for a, b in outside)
-    return True
-
-
-def _meets(p: Placed, group: Sequence[Placed]) -> bool:
-    """Whether ``p`` overlaps or touches the group (a gap of at most one line)."""
-    return p.start_line <= _end(group) + 2 and _start(group) <= p.end_line + 2
-
-
-def _cut(p: Placed, start: int, end: int, rank: dict[int, int]) -> Placed:
-    """The lines ``start``..``end`` of ``p``, at its rank."""
-    piece = replace(p, placement=replace(p.placement, start_line=start, end_line=end), whole=None)
-    rank[id(piece)] = rank[id(p)]
-    return piece
-
-
-def _start(group: Sequence[Placed]) -> int:
-    return min(p.start_line for p in group)
-
-
-def _end(group: Sequence[Placed]) -> int:
-    return max(p.end_line for p in group)
 
 
 def _build(group: list[Placed], sources: SourceFiles) -> Result:

@@ -53,10 +53,8 @@ def _search(
     network: transport.Budget,
     shared: query_vectors.Shared | None,
 ) -> Ranked:
-    if request.mode in query_vectors.EMBEDDING_MODES:
-        query_vectors.prefetch(view, settings)
     view.check_languages(request.filters)
-    semantic, notice = query_vectors.embedded(settings, request, view.layout, network, shared)
+    semantic, notice = query_vectors.embedded(settings, request, view, network, shared)
     with view.reader() as reader:
         lists = retrieval.ranked(reader, request, semantic, settings.project_root)
     lists, reranked = reranking.reranked(settings, request, lists, network)

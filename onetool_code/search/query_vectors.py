@@ -3,7 +3,6 @@ to compare them with; for hybrid, why it answers by words only when it cannot em
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -88,12 +87,6 @@ def embedding_set(layout: index.Layout, settings: Settings, without: str | None 
     )
 
 
-def prefetch(view: index.View, settings: Settings) -> None:
-    """Page the configured model's vectors in while the query is embedded."""
-    with contextlib.suppress(ModelNotInIndexError):  # the search says it when it embeds
-        view.prefetch(embedding_set(view.layout, settings))
-
-
 def warm_up(settings: Settings, request: Request) -> None:
     """Start importing the embeddings client while the index is read, when the mode embeds."""
     if request.mode in EMBEDDING_MODES:
@@ -103,17 +96,18 @@ def warm_up(settings: Settings, request: Request) -> None:
 def embedded(
     settings: Settings,
     request: Request,
-    layout: index.Layout,
+    view: index.View,
     network: transport.Budget,
     shared: Shared | None = None,
 ) -> tuple[Semantic | None, str | None]:
     """The queries' vectors from one embeddings request, when the mode ranks by meaning, and the configured
-    model's vectors in the index to compare them with; for hybrid, a notice instead when it cannot embed.
-    ``shared``: a workspace's vectors of the models embedded so far."""
+    model's vectors in the index to compare them with (paged in while the request is out); for hybrid, a notice
+    instead when it cannot embed. ``shared``: a workspace's vectors of the models embedded so far."""
     if request.mode not in EMBEDDING_MODES:
         return None, None
     try:
-        chosen = embedding_set(layout, settings)
+        chosen = embedding_set(view.layout, settings)
+        view.prefetch(chosen)
         settings = replace(settings, model=chosen.model)  # the index's largest set when nothing named a model
         if shared is None:
             vectors = _embed(request.queries, settings, chosen.dims, network)

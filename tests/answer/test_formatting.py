@@ -17,7 +17,8 @@ import onetool_code
 from onetool_code import request
 from onetool_code.answer import formatting
 from onetool_code.answer.formatting import INDENT, render_search
-from onetool_code.answer.shaping import Placed, merge, shape
+from onetool_code.answer.merging import Placed, merge
+from onetool_code.answer.shaping import shape
 from onetool_code.hits import Hit
 from onetool_code.project.placement import LOST, Placement
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import ranked
-from test_cache import write_index
+from test_snapshot_answers import write_index
 
 import onetool_code
 

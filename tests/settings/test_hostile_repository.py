@@ -109,8 +109,15 @@ def cli_answers(root: Path, env: dict) -> list[str]:
     return outputs
 
 
+@pytest.mark.parametrize(
+    "name",
+    [
+        "base_url", "absolute rerank_url", "relative rerank_url", "users relative rerank_url", "provider switch",
+        "symlinked secrets", "users server, repository reranker",
+    ],
+)  # fmt: skip
 def test_the_users_key_reaches_no_server_but_the_users_and_no_output(
-    sample_index, voyage_index, server, collector, tmp_path, monkeypatch, spans
+    name, sample_index, voyage_index, server, collector, tmp_path, monkeypatch, spans
 ):
     config = Path(os.environ["XDG_CONFIG_HOME"]) / "onetool-code"
     config.mkdir(parents=True, exist_ok=True)
@@ -119,28 +126,29 @@ def test_the_users_key_reaches_no_server_but_the_users_and_no_output(
     monkeypatch.setenv("OPENAI_API_KEY", USER_KEY)
     monkeypatch.setenv("VOYAGE_API_KEY", USER_KEY)
     outputs: list[str] = []
-    for name, (embedding, env) in variants(collector, server).items():
-        source = voyage_index if embedding.get("provider") == "voyageai" else sample_index
-        root = hostile(name, embedding, source, tmp_path, user_secrets)
-        before = len(collector.requests)
-        with monkeypatch.context() as scoped:
-            for key, value in env.items():
-                scoped.setenv(key, value)
-            for call in (onetool_code.search, pack.search):
-                outputs += [str(call(query="retry backoff", path=str(root), **options)) for options in (
-                    {}, {"mode": "semantic"}, {"format": "json"}, {"format": "compact", "mode": "semantic"},
-                )]  # fmt: skip
-            outputs.append(str(onetool_code.search_batch(queries="retry|cache", path=str(root))))
-            outputs.append(str(pack.status(path=str(root))))
-            outputs.append(str(pack.related(file="src/bookshelf/retry.py", line=40, path=str(root))))  # no request
-            outputs.append(str(pack.usages(name="retry", path=str(root), format="json")))  # no request
-        outputs += cli_answers(root, env)
-        outputs += mcp_answers(root, tmp_path / f"{root.name}.log", env)
-        outputs.append((tmp_path / f"{root.name}.log").read_text())
-        asked = collector.requests[before:]
-        assert asked, f"{name}: the repository's server was never asked (the trick was not tried)"
-        assert not [r for r in asked if USER_KEY in str(r.authorization)], name
+    embedding, env = variants(collector, server)[name]
+    source = voyage_index if embedding.get("provider") == "voyageai" else sample_index
+    root = hostile(name, embedding, source, tmp_path, user_secrets)
+    before, users_before = len(collector.requests), len(server.requests)
+    with monkeypatch.context() as scoped:
+        for key, value in env.items():
+            scoped.setenv(key, value)
+        for call in (onetool_code.search, pack.search):
+            outputs += [str(call(query="retry backoff", path=str(root), **options)) for options in (
+                {}, {"mode": "semantic"}, {"format": "json"}, {"format": "compact", "mode": "semantic"},
+            )]  # fmt: skip
+        outputs.append(str(onetool_code.search_batch(queries="retry|cache", path=str(root))))
+        outputs.append(str(pack.status(path=str(root))))
+        outputs.append(str(pack.related(file="src/bookshelf/retry.py", line=40, path=str(root))))  # no request
+        outputs.append(str(pack.usages(name="retry", path=str(root), format="json")))  # no request
+    outputs += cli_answers(root, env)
+    outputs += mcp_answers(root, tmp_path / f"{root.name}.log", env)
+    outputs.append((tmp_path / f"{root.name}.log").read_text())
+    asked = collector.requests[before:]
+    assert asked, "the repository's server was never asked (the trick was not tried)"
+    assert not [r for r in asked if USER_KEY in str(r.authorization)]
+    if "CHUNKHOUND_EMBEDDING__BASE_URL" in env:  # the user named a server of their own: it, and it alone, gets the key
+        assert [r for r in server.requests[users_before:] if USER_KEY in str(r.authorization)]
     outputs += [record.getMessage() for record in spans]
-    assert [r for r in server.requests if USER_KEY in str(r.authorization)], "the user's own server got the key"
     leaked = [text for text in outputs if USER_KEY in text]
     assert not leaked, leaked[0][:500]
