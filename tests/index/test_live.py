@@ -178,6 +178,38 @@ def test_a_long_lived_process_refreshes_in_the_background_and_never_waits_long(p
     assert "notice" not in fresh and fresh["results"][0]["file_path"] == "src/bookshelf/ledger.py"
 
 
+# A process that, like the MCP server, refreshes in the background and answers at once from the last snapshot.
+IMPATIENT = textwrap.dedent("""
+    import json, sys
+    import onetool_code
+    from onetool_code.index import live
+    live.refresh_in_background()
+    live.FRESH_WAIT_SECONDS = 0.0
+    found = onetool_code.search(query="reconcile ledger", mode="lexical", path=sys.argv[1], format="json")
+    print(json.dumps(found))
+""")
+
+
+def test_a_process_that_exits_finishes_the_refresh_it_started(project):
+    """A refresh runs in a daemon thread inside DuckDB: the process exiting under it would tear DuckDB down
+    while the thread reads through it (the test suite's own process once aborted so). An exiting process waits
+    for it, and the snapshot it finishes answers the next process at once."""
+    answer(project, query="reconcile ledger", mode="lexical")  # the snapshot of the state before the change
+    change(project)
+
+    def impatient() -> dict:
+        done = subprocess.run(
+            [sys.executable, "-c", IMPATIENT, str(project.root)], capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        return json.loads(done.stdout)
+
+    stale = impatient()
+    assert "being read in the background" in stale["notice"] and not stale["results"]
+    fresh = impatient()  # the refresh the first process started, finished before it exited
+    assert "notice" not in fresh and fresh["results"][0]["file_path"] == "src/bookshelf/ledger.py"
+
+
 def test_a_copy_that_does_not_fit_leaves_the_last_snapshot_answering_with_the_reason(project, monkeypatch):
     """Free space cannot be used up for real here without risk to the machine: the file system's answer is
     replaced by one with 1 MB free."""
