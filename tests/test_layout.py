@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import importlib
 import importlib.util
+import re
 from pathlib import Path
 
 import pytest
@@ -143,3 +144,15 @@ def test_the_benches_compile_and_their_imports_of_ours_resolve():
                     if alias.name.split(".")[0] == "onetool_code" and importlib.util.find_spec(alias.name) is None:
                         missing.append(f"{path.name}: {alias.name}")
     assert not missing, missing
+
+
+def test_only_settings_reads_the_environment():
+    """``settings`` is the one place that reads the outside world: no other module names ``os.environ`` or
+    ``getenv`` (the cache folder's variables included)."""
+    readers = [
+        str(path.relative_to(PACKAGE))
+        for path in PACKAGE.rglob("*.py")
+        if "settings" not in path.relative_to(PACKAGE).parts[:1]
+        and re.search(r"\benviron\b|\bgetenv\b", path.read_text())
+    ]
+    assert not readers, readers
