@@ -58,7 +58,7 @@ def test_the_key_never_reaches_logs_or_output(spans, sample_index, monkeypatch, 
 
 def test_unexpected_exceptions_are_answered_and_logged_with_traceback(spans, sample_index, mocker):
     # A bug cannot be produced for real on purpose: a mock stands in for one inside the engine.
-    mocker.patch("onetool_code.engine.run", side_effect=ZeroDivisionError("boom"))
+    mocker.patch("onetool_code.api.rank", side_effect=ZeroDivisionError("boom"))
     answer = onetool_code.search(query="x", path=str(sample_index.root), mode="lexical")
     assert answer == "Error: internal error (ZeroDivisionError): boom"
     (record,) = records(spans)
