@@ -337,7 +337,7 @@ async def chunkhound_mcp(
     import anyio
     from mcp.client.stdio import StdioServerParameters
 
-    from onetool_code.index import database as index
+    from onetool_code.index import holders as probe
 
     dbs = [root / ".chunkhound" / "db" / "chunks.db" for root in roots]
     holders: set[int | None] = set()
@@ -377,16 +377,16 @@ async def chunkhound_mcp(
             try:
                 yield sessions
             finally:
-                holders.update(index.writer(db) for db in dbs)
+                holders.update(probe.writer(db) for db in dbs)
     except BaseException as exc:
         exc.add_note(chunkhound_said(roots))
         raise
     finally:
-        holders.update(index.writer(db) for db in dbs)
+        holders.update(probe.writer(db) for db in dbs)
         for pid in holders - {None}:
             subprocess.run(["kill", str(pid)], check=False)
         deadline = time.monotonic() + 30
-        while any(index.writer(db) is not None for db in dbs) and time.monotonic() < deadline:
+        while any(probe.writer(db) is not None for db in dbs) and time.monotonic() < deadline:
             time.sleep(0.2)
 
 
@@ -396,7 +396,7 @@ def test_beside_chunkhounds_own_server_new_code_is_found_within_seconds_of_it(ch
     command line within 5 s of ChunkHound's own server finding them. Its server stays healthy."""
     import anyio
 
-    from onetool_code.index import database as index
+    from onetool_code.index import holders as probe
 
     root = tmp_path / "project"
     shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".chunkhound"))
@@ -416,7 +416,7 @@ def test_beside_chunkhounds_own_server_new_code_is_found_within_seconds_of_it(ch
             env = chunkhound.embedding_env(server.base_url)
             async with chunkhound_mcp(chunkhound, [root], errlog, env) as (session,):
                 assert "backoff_delays" in await _found_by_chunkhound(session, "def backoff_delays")()
-                assert index.writer(db) is not None  # its daemon holds the index read-write
+                assert probe.writer(db) is not None  # its daemon holds the index read-write
                 status = await anyio.to_thread.run_sync(lambda: ours("status"))
                 assert "Files: " in status and "Snapshot: of the index as it is" in status
                 first = await anyio.to_thread.run_sync(lambda: ours("search", "backoff_delays", "--mode", "lexical"))
