@@ -346,8 +346,7 @@ def install(phases: Phases, vectors: dict[str, list[float]]) -> None:
     parent: nothing of that is timed here), and time the engine's phases."""
     from onetool_code import api
     from onetool_code.answer import formatting
-    from onetool_code.index import database as index
-    from onetool_code.index import lexical, live, rows
+    from onetool_code.index import database, lexical, live, rows
     from onetool_code.index import readers as retrievers
     from onetool_code.index import vector_cache as cache
     from onetool_code.search import embeddings, engine, query_vectors, ranking
@@ -361,7 +360,7 @@ def install(phases: Phases, vectors: dict[str, list[float]]) -> None:
     phases.wrap(api, "run_search", "api.run_search")
     phases.wrap(formatting, "render_search", "  formatting.render_search")
     phases.wrap(engine, "run", "engine.run")
-    phases.wrap_connect(index)
+    phases.wrap_connect(database)
     phases.wrap(live, "view", "live.view (held, mapped, or made now)")
     phases.wrap(live, "_load", "  live._load (memory-map a published snapshot)")
     phases.wrap(live, "_read", "  live._read (read the index, derive, publish)")
@@ -373,7 +372,7 @@ def install(phases: Phases, vectors: dict[str, list[float]]) -> None:
     phases.wrap(lexical, "load", "  lexical.load (memory-map bm25s' arrays, parse its vocabulary)")
     phases.wrap(lexical.LexicalIndex, "rank", "  LexicalIndex.rank (BM25)")
     phases.wrap(rows.ChunkRows, "hits", "ChunkRows.hits (the hits' rows; in both rankings)")
-    phases.wrap(index, "semantic", "index.semantic (ChunkHound's SQL; snapshots off)")
+    phases.wrap(database, "semantic", "index.semantic (ChunkHound's SQL; snapshots off)")
     phases.wrap(ranking, "hybrid", "ranking.hybrid (fusion, priors)")
 
 
@@ -465,12 +464,11 @@ def snapshot_build(root: Path) -> dict[str, Any]:
     import bm25s
 
     from onetool_code import settings
-    from onetool_code.index import database as index
-    from onetool_code.index import lexical, live
+    from onetool_code.index import database, lexical, live
 
     db = settings.resolve(path=str(root)).db_path
     phases = Phases()
-    phases.wrap(index, "chunk_rows", "read")
+    phases.wrap(database, "chunk_rows", "read")
     phases.wrap(lexical, "build", "lexical")
     phases.wrap(bm25s.BM25, "index", "bm25s")
     phases.wrap(live, "publish", "publish")

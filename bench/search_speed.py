@@ -208,11 +208,11 @@ def run_scenario(scenario: str, root: Path, queries: int, reps: int, base_url: s
     elif scenario == "chunkhound":
         import duckdb
 
-        from onetool_code.index import database as index
+        from onetool_code.index import database
         from onetool_code.search import embeddings, query_vectors
 
         con = duckdb.connect(str(resolved.db_path), read_only=True)
-        layout = index.layout(con, resolved.db_path)
+        layout = database.layout(con, resolved.db_path)
         dims = query_vectors.embedding_set(layout, resolved).dims
         sql = CHUNKHOUND_SQL.format(dims=dims)
 

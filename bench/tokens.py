@@ -61,7 +61,7 @@ from onetool_code import names, request, schema, settings
 from onetool_code.answer import shaping
 from onetool_code.api import search
 from onetool_code.hits import Hit
-from onetool_code.index import database as index
+from onetool_code.index import database
 from onetool_code.search import engine, query_vectors
 
 REPO = Path(__file__).resolve().parents[1]
@@ -422,8 +422,8 @@ def _bytes(text: str) -> int:
 
 def embedded_chunks(config: settings.Settings) -> int:
     """ChunkHound's footer total for a semantic search: every chunk with a vector of the model."""
-    with index.connect(config.project_root, config.db_path) as con:
-        return query_vectors.embedding_set(index.layout(con, config.db_path), config).count
+    with database.connect(config.project_root, config.db_path) as con:
+        return query_vectors.embedding_set(database.layout(con, config.db_path), config).count
 
 
 @contextmanager

@@ -141,11 +141,10 @@ def test_lexical_scores_of_a_delta_stay_within_the_stated_bound_of_a_full_read(p
 
 def snapshot_rows(project):
     """The index's rows, read whole now (the lexical index a full read would build from them)."""
-    from onetool_code.index import database as index
-    from onetool_code.index import rows
+    from onetool_code.index import database, rows
 
-    with index.connect(project.root, project.db) as con:
-        return rows.build(index.file_rows(con), index.chunk_rows(con))
+    with database.connect(project.root, project.db) as con:
+        return rows.build(database.file_rows(con), database.chunk_rows(con))
 
 
 def test_a_delta_too_large_for_its_base_is_read_whole(project, monkeypatch):
@@ -302,11 +301,11 @@ COMPACTED = textwrap.dedent("""
 def test_a_vector_updated_in_place_is_found_after_a_compaction_renumbers_every_row(project):
     from openai_server import vector_for
 
-    from onetool_code.index import database as index
+    from onetool_code.index import database
 
     query = "exponential backoff retry"
     first = answer(project, query=query, mode="semantic")
-    with index.connect(project.root, project.db) as con:
+    with database.connect(project.root, project.db) as con:
         target, path = con.execute(
             "SELECT c.id, f.path FROM chunks c JOIN files f ON c.file_id = f.id "
             "WHERE f.path LIKE '%lruCache.js' ORDER BY c.id LIMIT 1"
@@ -319,7 +318,7 @@ def test_a_vector_updated_in_place_is_found_after_a_compaction_renumbers_every_r
     )
     assert done.returncode == 0, done.stderr.decode()
     settled(project.db)
-    with index.connect(project.root, project.db) as con:
+    with database.connect(project.root, project.db) as con:
         moved = con.execute("SELECT id, rowid FROM embeddings_1536").fetchall()
     assert sum(rowids.get(i) != rowid for i, rowid in moved) > len(moved) / 2  # renumbered
     second = answer(project, query=query, mode="semantic")

@@ -18,8 +18,7 @@ import pytest
 from conftest import settled
 
 import onetool_code
-from onetool_code.index import live, private_copy
-from onetool_code.index import store as derived
+from onetool_code.index import live, private_copy, store
 from onetool_code.index.store import STORE
 from onetool_code.search import embeddings
 
@@ -47,7 +46,7 @@ def places(answer: dict) -> list[tuple[str, int, int]]:
 
 
 def folders() -> list[Path]:
-    root = derived.cache_root() / live.KIND
+    root = store.cache_root() / live.KIND
     return sorted(p for p in root.iterdir() if ".tmp-" not in p.name) if root.is_dir() else []
 
 
@@ -157,7 +156,7 @@ def test_with_no_snapshot_a_writer_holding_the_index_is_read_from_a_private_copy
     assert writer.returncode == 0
     assert answer["results"] and "notice" not in answer  # the regex matched the code the WAL holds
     assert status["snapshot"]["current"] and status["snapshot"]["copy_seconds"] > 0
-    assert not list((derived.cache_root() / private_copy.FOLDER).iterdir())
+    assert not list((store.cache_root() / private_copy.FOLDER).iterdir())
 
 
 def rewritten(db: Path, into: Path, new: str) -> Path:
@@ -233,7 +232,7 @@ def test_processes_racing_for_a_new_state_read_it_once(project):
 
 def test_snapshots_of_indexes_that_are_gone_are_removed(project, sample_index, tmp_path):
     search(project, query="load_config", mode="lexical")
-    (derived.cache_root() / "vectors" / "0123-4567").mkdir(parents=True)  # what an earlier version left
+    (store.cache_root() / "vectors" / "0123-4567").mkdir(parents=True)  # what an earlier version left
     project.db.unlink()
     other = tmp_path / "other"
     shutil.copytree(sample_index.root, other)
@@ -242,7 +241,7 @@ def test_snapshots_of_indexes_that_are_gone_are_removed(project, sample_index, t
     assert [json.loads((f / "snapshot.json").read_text())["db_path"] for f in folders()] == [
         str(other / ".chunkhound" / "db" / "chunks.db")
     ]
-    assert not (derived.cache_root() / "vectors").exists()
+    assert not (store.cache_root() / "vectors").exists()
 
 
 # Another process's work during our embeddings request: it writes the index, then publishes the new state's
@@ -333,7 +332,7 @@ def test_a_snapshot_is_written_durably_before_it_is_published(project, monkeypat
         synced.append(str(Path(f"/proc/self/fd/{fd}").readlink()))
         return real(fd)
 
-    monkeypatch.setattr(derived.os, "fsync", fsync)
+    monkeypatch.setattr(store.os, "fsync", fsync)
     made = one_snapshot(project)
     # What was flushed inside the private folder the snapshot was written in (``<name>.tmp-PID-TID``), by its
     # path relative to that folder ("" for the folder itself).
@@ -346,13 +345,13 @@ def test_folders_of_writers_killed_mid_snapshot_are_removed(project):
     """A writer killed with SIGKILL while it writes leaves its private folder: the next publish removes it."""
     code = textwrap.dedent("""
         import os, sys, onetool_code
-        from onetool_code.index import store as derived
-        real = derived.shutil.rmtree
+        from onetool_code.index import store
+        real = store.shutil.rmtree
         def write_forever(into):
             (into / "half.npy").write_bytes(b"x" * 1000)
             print("writing", flush=True)
             sys.stdin.read()
-        derived.publish(derived.cache_root() / "snapshot" / "0000-aaaa", write_forever)
+        store.publish(store.cache_root() / "snapshot" / "0000-aaaa", write_forever)
     """)
     writer = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert writer.stdout.readline().strip() == "writing"
@@ -360,7 +359,7 @@ def test_folders_of_writers_killed_mid_snapshot_are_removed(project):
     writer.wait(30)
     writer.stdin.close()
     writer.stdout.close()
-    snapshots = derived.cache_root() / live.KIND
+    snapshots = store.cache_root() / live.KIND
     assert [p.name for p in snapshots.iterdir() if ".tmp-" in p.name]
     alive = snapshots / f"0000-bbbb.tmp-{os.getpid()}-1"  # a living writer's folder stays
     alive.mkdir()
@@ -370,7 +369,7 @@ def test_folders_of_writers_killed_mid_snapshot_are_removed(project):
 
 def test_the_cache_is_private(project):
     made = one_snapshot(project)
-    root = derived.cache_root()
+    root = store.cache_root()
     for path in (root, *root.rglob("*")):
         mode = path.stat().st_mode & 0o777
         if path.is_dir() and path != root.parent:

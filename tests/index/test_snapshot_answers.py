@@ -30,9 +30,7 @@ import onetool_code
 from onetool_code import schema
 from onetool_code.errors import IndexUnreadableError
 from onetool_code.hits import Hit
-from onetool_code.index import database as index
-from onetool_code.index import live
-from onetool_code.index import store as derived
+from onetool_code.index import database, live, store
 from onetool_code.index.store import STORE
 from onetool_code.schema import Filters
 
@@ -234,7 +232,7 @@ def assert_same_hits(cached: Sequence[Hit], sql: Sequence[Hit], around: Sequence
 
 def ranked_by_snapshot(
     db: Path,
-    embedding_set: index.EmbeddingSet,
+    embedding_set: database.EmbeddingSet,
     queries: np.ndarray,
     filters: Filters,
     limit: int,
@@ -249,7 +247,7 @@ def ranked_by_snapshot(
 
 def compare(
     db: Path,
-    embedding_set: index.EmbeddingSet,
+    embedding_set: database.EmbeddingSet,
     queries: np.ndarray,
     filters: Filters,
     limit: int,
@@ -261,8 +259,8 @@ def compare(
     seen = 0
     before = 1 if offset else 0
     cached = ranked_by_snapshot(db, embedding_set, queries, filters, limit, offset, exact)
-    with index.connect(db.parent, db) as con:
-        sql = index.semantic(con, embedding_set, queries, filters, before + limit + 1, offset - before)
+    with database.connect(db.parent, db) as con:
+        sql = database.semantic(con, embedding_set, queries, filters, before + limit + 1, offset - before)
     for ours, theirs in zip(cached, sql, strict=True):
         page = theirs[before : before + limit]
         around = [h.score for h in theirs[:before] + theirs[before + limit :]]
@@ -279,7 +277,7 @@ def module_cache(tmp_path_factory) -> Path:
 @pytest.fixture(autouse=True)
 def one_cache_directory(monkeypatch, module_cache):
     """The generated index's snapshot (tens of MB) is made once for this module, as one machine would."""
-    monkeypatch.setenv(derived.CACHE_ENV, str(module_cache))
+    monkeypatch.setenv(store.CACHE_ENV, str(module_cache))
 
 
 @pytest.fixture
@@ -294,9 +292,9 @@ def generated(tmp_path_factory) -> Generated:
 
 
 @pytest.fixture(scope="session")
-def generated_set(generated) -> index.EmbeddingSet:
-    with index.connect(generated.root, generated.db) as con:
-        sets = index.layout(con, generated.db).embedding_sets
+def generated_set(generated) -> database.EmbeddingSet:
+    with database.connect(generated.root, generated.db) as con:
+        sets = database.layout(con, generated.db).embedding_sets
     return next(s for s in sets if (s.provider, s.model) == GENERATED_MODEL)
 
 
@@ -373,8 +371,8 @@ def test_exact_ties_follow_the_sql_tie_break(generated, generated_set):
     (Offset 2: the two zero vectors come first, their cosine being NaN.)"""
     query = generated.vectors[35:36]
     ours = ranked_by_snapshot(generated.db, generated_set, query, Filters(), 5, 2)[0]
-    with index.connect(generated.root, generated.db) as con:
-        theirs = index.semantic(con, generated_set, query, Filters(), 5, 2)[0]
+    with database.connect(generated.root, generated.db) as con:
+        theirs = database.semantic(con, generated_set, query, Filters(), 5, 2)[0]
     assert ours[0].score == pytest.approx(1.0, abs=1e-6) and ours[1].score == ours[0].score
     assert [h.chunk_id for h in ours[:2]] == [h.chunk_id for h in theirs[:2]]
     assert {h.chunk_id for h in ours[:2]} == {36, 37}
@@ -423,10 +421,10 @@ def test_a_mapped_snapshot_costs_the_process_little_memory(cold, generated, gene
 def test_concurrent_searches_of_a_cold_index_make_one_snapshot(
     generated, generated_set, queries, tmp_path, monkeypatch
 ):
-    monkeypatch.setenv(derived.CACHE_ENV, str(tmp_path / "cold-cache"))
+    monkeypatch.setenv(store.CACHE_ENV, str(tmp_path / "cold-cache"))
     STORE.clear()
-    with index.connect(generated.root, generated.db) as con:
-        expected = index.semantic(con, generated_set, queries, Filters(), 10, 0)
+    with database.connect(generated.root, generated.db) as con:
+        expected = database.semantic(con, generated_set, queries, Filters(), 10, 0)
     results: list[list[list[Hit]]] = []
     errors: list[BaseException] = []
 
@@ -479,9 +477,9 @@ def tiny_index(db: Path, vectors: list[list[float] | None], languages: Sequence[
         con.close()
 
 
-def tiny_set(db: Path) -> index.EmbeddingSet:
-    with index.connect(db.parent, db) as con:
-        return index.layout(con, db).embedding_sets[0]
+def tiny_set(db: Path) -> database.EmbeddingSet:
+    with database.connect(db.parent, db) as con:
+        return database.layout(con, db).embedding_sets[0]
 
 
 def test_extreme_magnitudes_score_as_in_duckdb(tmp_path):
@@ -498,8 +496,8 @@ def test_vector_with_null_values_fails_like_sql_unless_filtered_out(tmp_path):
     tiny_index(db, [[1, 0, 0, 0], [1, None, 0, 0], [0, 1, 0, 0]], languages=["python", "go", "python"])
     embedding_set = tiny_set(db)
     query = np.array([[1, 0, 0, 0]], dtype=np.float32)
-    with pytest.raises(IndexUnreadableError, match="NULL values"), index.connect(tmp_path, db) as con:
-        index.semantic(con, embedding_set, query, Filters(), 3, 0)
+    with pytest.raises(IndexUnreadableError, match="NULL values"), database.connect(tmp_path, db) as con:
+        database.semantic(con, embedding_set, query, Filters(), 3, 0)
     with pytest.raises(IndexUnreadableError, match="NULL values"):
         ranked_by_snapshot(db, embedding_set, query, Filters(), 3, 0)
     compare(db, embedding_set, query, Filters(languages=("python",)), 3, 0)
@@ -628,7 +626,7 @@ def test_a_writer_opens_the_index_between_cached_searches(project, server):
     db = project / ".chunkhound" / "db" / schema.DB_FILE_NAME
     first = search_json(project, server.base_url, query=query)
     target = 5  # a chunk far from the query; the writer gives it the query's own vector
-    with index.connect(project, db) as con:
+    with database.connect(project, db) as con:
         path, start = con.execute(
             "SELECT f.path, c.start_line FROM chunks c JOIN files f ON c.file_id = f.id WHERE c.id = ?", [target]
         ).fetchone()
@@ -646,16 +644,16 @@ def test_a_writer_opens_the_index_between_cached_searches(project, server):
 def test_wal_beside_the_index_changes_the_signature(tmp_path):
     db = tmp_path / "chunks.db"
     db.write_bytes(b"x" * 10)
-    before = derived.Signature.of(db)
+    before = store.Signature.of(db)
     wal = tmp_path / "chunks.db.wal"
     wal.write_bytes(b"y")
-    with_wal = derived.Signature.of(db)
+    with_wal = store.Signature.of(db)
     wal.write_bytes(b"yy")
-    assert len({before, with_wal, derived.Signature.of(db)}) == 3
+    assert len({before, with_wal, store.Signature.of(db)}) == 3
 
 
 def test_cache_off_writes_no_snapshot(cold, sample_db, server, tmp_path, monkeypatch):
-    monkeypatch.setenv(derived.CACHE_ENV, str(tmp_path / "untouched"))
+    monkeypatch.setenv(store.CACHE_ENV, str(tmp_path / "untouched"))
     root = sample_db.parents[2]
     for mode in ("semantic", "hybrid", "lexical", "regex"):
         query = "retry" if mode != "regex" else r"def \w+"
@@ -674,8 +672,8 @@ def test_status_says_which_snapshot_answered_and_what_the_cache_holds(cold, samp
     assert line.startswith("Snapshot: of the index as it is, made ")
     data = onetool_code.status(path=str(root), format="json")["snapshot"]
     assert data["current"] and data["notice"] is None
-    (derived.cache_root() / "someone-else").mkdir(parents=True, exist_ok=True)  # not counted: not ours
-    (derived.cache_root() / "someone-else" / "big").write_bytes(b"x" * 100_000)
+    (store.cache_root() / "someone-else").mkdir(parents=True, exist_ok=True)  # not counted: not ours
+    (store.cache_root() / "someone-else" / "big").write_bytes(b"x" * 100_000)
     data = onetool_code.status(path=str(root), format="json")["snapshot"]
     on_disk = sum(p.stat().st_size for p in Path(data["cache_dir"]).rglob("*") if p.is_file())
     assert data["cache_bytes"] == on_disk > 0

@@ -14,10 +14,9 @@ import conftest
 import pytest
 
 import onetool_code
-from onetool_code import names
+from onetool_code import names, settings
 from onetool_code.hits import Hit
 from onetool_code.index import lexical
-from onetool_code.index import store as derived
 from onetool_code.index.store import STORE
 from onetool_code.schema import Filters
 from onetool_code.search import ranking
@@ -185,7 +184,7 @@ def test_regex_pages_follow_path_and_line_order(sample_index):
 def test_the_lexical_index_is_kept_outside_the_project_and_reloaded(project, monkeypatch, capfd):
     found = top(project.root, None, "load_config", mode="lexical")
     assert found[0] == ("src/bookshelf/config.py", "load_config")
-    folders = list((derived.cache_root() / "snapshot").iterdir())
+    folders = list((settings.cache_root() / "snapshot").iterdir())
     assert len(folders) == 1 and (folders[0] / "lexical").is_dir()
     assert not list((project.root / ".chunkhound").glob("**/*.npy"))
     STORE.clear()  # a new process: the built index must come from the cache directory, not be rebuilt
@@ -200,7 +199,7 @@ def test_the_lexical_index_follows_the_file(tmp_path):
     (root / "src" / "fresh.py").write_text("def freshly_added():\n    return 42\n")
     conftest.build_index(root, None, embeddings=False)
     assert top(root, None, "freshly_added", mode="lexical")[0] == ("src/fresh.py", "freshly_added")
-    folders = list((derived.cache_root() / "snapshot").iterdir())
+    folders = list((settings.cache_root() / "snapshot").iterdir())
     assert len(folders) == 1  # the earlier state's folder is gone
 
 
