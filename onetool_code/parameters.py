@@ -1,6 +1,6 @@
 """Every parameter of the tools, described once (name, type, default, range, doc), and when an agent should call us.
 
-The library's checks (``request.py``, ``settings.py``), the CLI's flags and the MCP server's input schemas are
+The library's checks (``request.py``, ``settings``), the CLI's flags and the MCP server's input schemas are
 made from these records. The pack's signatures and docstrings are written out in ``pack.py``, because OneTool
 reads them from that file, and ``tests/test_parameters.py`` holds them (and the library's signatures) to these
 records. Standard library only: the pack's light import must stay light.
