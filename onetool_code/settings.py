@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from onetool_code import advice, parameters, schema
+from onetool_code import advice, parameters, published, schema
 from onetool_code.errors import BadInputError, EmbeddingError, OneToolCodeError
 from onetool_code.reading import SMALL_FILE, is_regular, read_regular
 from onetool_code.spans import note
@@ -324,6 +324,8 @@ def project_root(path: str | None) -> Path:
     Precedence: ``path`` (``~`` expanded; relative paths against ``OT_CWD``, else the current directory),
     then ``OT_CWD``, then the current directory.
     """
+    if published.is_url(path):  # a store URL: the newest published version, fetched into the cache
+        return published.place(str(path))
     base = Path(os.environ.get("OT_CWD") or Path.cwd()).expanduser()
     if path is None or not str(path).strip():
         root = base
@@ -364,11 +366,13 @@ def chunkhound_config(root: Path) -> dict[str, Any]:
 def index_path(root: Path, db: str | None, project: Mapping[str, Any]) -> Path:
     """Where the index file is (it may not exist).
 
-    Precedence: ``db`` (relative to the project root, absolute allowed), then ChunkHound's own resolution:
+    Precedence: ``db`` (relative to the project root, absolute allowed, or a store URL), then ChunkHound's own resolution:
     ``.chunkhound.json`` ``database.path``, ``CHUNKHOUND_DATABASE__PATH`` (legacy ``CHUNKHOUND_DB_PATH``),
     ``.chunkhound/db/chunks.db``; when none of those exists, the legacy file ``.chunkhound/db`` and then
     OneTool's old ``.chunkhound/chunks.db`` are tried before settling on ChunkHound's default.
     """
+    if published.is_url(db):  # a published index searched against this checkout: its files are read here
+        return published.database(str(db))
     if db is not None and str(db).strip():
         return _database_file(root, str(db).strip())
     database = project.get("database")

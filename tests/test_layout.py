@@ -16,6 +16,7 @@ PACKAGE = Path(onetool_code.__file__).parent
 LEVELS = {
     "advice": 0, "errors": 0, "hits": 0, "names": 0, "parameters": 0, "reading": 0,
     "schema": 1, "spans": 1, "progress": 1, "transport": 1,
+    "published": 1.5,
     "settings": 2, "definitions": 2,
     "embeddings": 3, "matching": 3, "ranking": 3, "source": 3, "request": 3,
     "index": 4, "reranking": 4,
