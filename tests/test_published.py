@@ -7,6 +7,7 @@ import hashlib
 import json
 import secrets
 import shutil
+import time
 
 import obstore
 import pytest
@@ -288,3 +289,34 @@ def test_the_manifest_names_what_was_published(capsys, store, sample_index):
     assert data["models"] and {"provider", "model", "dims", "count"} <= set(data["models"][0])
     db = next(i for i in data["items"] if i["key"].endswith("/chunks.db"))
     assert db["sha256"] == hashlib.sha256(sample_index.db.read_bytes()).hexdigest()
+
+
+def test_a_long_lived_host_checks_in_the_background(capsys, store, sample_index, tmp_path, monkeypatch):
+    """The MCP server's and the pack's way: a due check never holds a search up; the next search after it
+    answers from the new version."""
+    _publish(capsys, store, sample_index.root)
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("ONETOOL_CODE_REFRESH", "0")
+    index.refresh_in_background()
+    before = onetool_code.status(path=store, format="json")["project"]
+    root = tmp_path / "v2" / "project"
+    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".chunkhound"))
+    (root / "src" / "bookshelf" / "errors.py").unlink()
+    build_index(root, sample_index.base_url)
+    _publish(capsys, store, root)
+    assert onetool_code.status(path=store, format="json")["project"] == before  # the check runs meanwhile
+    deadline = time.monotonic() + 30
+    while onetool_code.status(path=store, format="json")["project"] == before:
+        assert time.monotonic() < deadline, "the new version was never picked up"
+        time.sleep(0.1)
+
+
+def test_a_refused_new_version_leaves_the_cached_one_answering(capsys, store, sample_index, tmp_path, monkeypatch):
+    _publish(capsys, store, sample_index.root)
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("ONETOOL_CODE_REFRESH", "0")
+    fresh = _search(store, base_url=sample_index.base_url)
+    _tampered(store, lambda data, client: data.update(format=manifest.FORMAT + 1))
+    stale = _search(store, base_url=sample_index.base_url)
+    assert stale["results"] == fresh["results"]
+    assert "upgrade onetool-code" in stale["notice"] and "answering from version" in stale["notice"]

@@ -122,3 +122,4 @@ def reset() -> None:
     """This process's index state as at start (for tests): no snapshot held, refreshes inline."""
     store.STORE.clear()
     live.reset()
+    published.reset()

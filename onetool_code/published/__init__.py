@@ -9,8 +9,18 @@ what a reader accepts. The store client is imported only when a URL is used.
 
 from __future__ import annotations
 
-from onetool_code.published.replica import database, notice, place, refresh_in_background, refresh_seconds
+from onetool_code.published.replica import database, notice, place, refresh_in_background, refresh_seconds, reset
 from onetool_code.published.store import is_url
 from onetool_code.published.upload import Published, publish
 
-__all__ = ["Published", "database", "is_url", "notice", "place", "publish", "refresh_in_background", "refresh_seconds"]
+__all__ = [
+    "Published",
+    "database",
+    "is_url",
+    "notice",
+    "place",
+    "publish",
+    "refresh_in_background",
+    "refresh_seconds",
+    "reset",
+]

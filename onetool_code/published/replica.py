@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from onetool_code import progress
-from onetool_code.errors import NotIndexedError
+from onetool_code.errors import NotIndexedError, OneToolCodeError
 from onetool_code.published import manifest
 from onetool_code.published.store import Location, Missing, Store, StoreError, Unchanged
 from onetool_code.reading import PUBLISHED_MARKER
@@ -61,6 +61,13 @@ def refresh_in_background() -> None:
     _background = True
 
 
+def reset() -> None:
+    """Check inline again and forget notes (for tests; running checks finish unobserved)."""
+    global _background
+    _background = False
+    _NOTICES.clear()
+
+
 def notice(root: Path) -> str | None:
     """What a search of ``root`` must say about the version it answers from (None for a local root)."""
     return _NOTICES.get(str(root))
@@ -90,7 +97,8 @@ def database(text: str) -> Path:
 
 
 def _check_quietly(location: Location, home: Path) -> None:
-    with contextlib.suppress(Exception):  # told by ``notice`` at the next search
+    """A background check: what goes wrong is told by ``notice`` at the next search (``_check`` sets it)."""
+    with contextlib.suppress(OneToolCodeError):
         _check(location, home)
 
 
@@ -107,11 +115,16 @@ def _check(location: Location, home: Path) -> Version:
         except Unchanged:
             return _keep(home, held, state.get("etag"))
         except StoreError as exc:
-            return _unreachable(location, home, held, exc)
-        found = manifest.loads(data, location.url)
-        if held is not None and found.version == held.manifest.version:
-            return _keep(home, held, etag)
-        version = _fetch(store, found, home)
+            return _unreachable(location, home, held, state, exc)
+        try:
+            found = manifest.loads(data, location.url)
+            if held is not None and found.version == held.manifest.version:
+                return _keep(home, held, etag)
+            version = _fetch(store, found, home)
+        except OneToolCodeError as exc:  # a version refused (or cut off): the one at hand answers, if any
+            if held is None:
+                raise
+            return _unreachable(location, home, held, state, exc)
         _write_state(home, {"version": found.version, "etag": etag, "checked": time.time()})
         _NOTICES.pop(str(version.root), None)
         _remove_old(home, keep={found.version, held.manifest.version if held else found.version})
@@ -126,7 +139,9 @@ def _keep(home: Path, held: Version | None, etag: str | None) -> Version:
     return held
 
 
-def _unreachable(location: Location, home: Path, held: Version | None, exc: StoreError) -> Version:
+def _unreachable(location: Location, home: Path, held: Version | None, state: dict, exc: OneToolCodeError) -> Version:
+    """The version at hand, with a note saying why it may not be the newest (the store is asked again after
+    ``refresh`` seconds, not at every search); with none, the one error."""
     if held is None:
         if isinstance(exc, Missing):
             raise NotIndexedError(
@@ -134,6 +149,7 @@ def _unreachable(location: Location, home: Path, held: Version | None, exc: Stor
                 f"python -m onetool_code publish {location.url}"
             ) from None
         raise StoreError(f"{exc}; and no version of {location.url} is cached on this machine") from None
+    _write_state(home, {**state, "checked": time.time()})
     made = held.manifest.created
     _NOTICES[str(held.root)] = (
         f"{exc}; answering from version {held.manifest.version} of {location.url}, published "
