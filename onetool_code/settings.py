@@ -686,4 +686,4 @@ def _roots(data: object, where: str, base: Path | None) -> list[str]:
         raise BadInputError(f"{where} must be a non-empty list of project roots (texts)")
     if base is None:
         return list(data)
-    return [str(base / Path(root).expanduser()) for root in data]
+    return [root if published.is_url(root) else str(base / Path(root).expanduser()) for root in data]

@@ -320,3 +320,32 @@ def test_a_refused_new_version_leaves_the_cached_one_answering(capsys, store, sa
     stale = _search(store, base_url=sample_index.base_url)
     assert stale["results"] == fresh["results"]
     assert "upgrade onetool-code" in stale["notice"] and "answering from version" in stale["notice"]
+
+
+def test_the_pack_and_a_workspace_take_a_store_url(capsys, store, sample_index, tmp_path, monkeypatch):
+    from onetool_code import pack
+
+    _publish(capsys, store, sample_index.root)
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("CHUNKHOUND_EMBEDDING__BASE_URL", sample_index.base_url)
+    assert pack.search(query=QUERY, path=store) == onetool_code.search(query=QUERY, path=store)
+    assert "not on this machine" in pack.search(query=QUERY, path=store)
+    # A workspace file naming the store beside a local root: the URL is kept as written, not made a path.
+    workspaces = tmp_path / "workspaces.json"
+    workspaces.write_text(json.dumps({"mixed": [store, str(sample_index.root)]}))
+    assert cli.main(["search", QUERY, "--workspace", str(workspaces), "--path", "@mixed", "--format", "json"]) == 0
+    found = json.loads(capsys.readouterr().out)["results"]
+    assert len({r["repository"] for r in found}) == 2
+
+
+def test_the_mcp_server_serves_a_store_url(capsys, store, sample_index, tmp_path, monkeypatch):
+    from test_mcp_server import talk, text
+
+    _publish(capsys, store, sample_index.root)
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(tmp_path / "cache"))
+
+    async def scenario(session):
+        return await session.call_tool("search", {"query": QUERY})
+
+    result = talk(tmp_path, ["--path", store, "--base-url", sample_index.base_url], scenario)
+    assert not result.isError and "not on this machine" in text(result)
