@@ -88,9 +88,9 @@ class Location:
 class Store:
     """The objects under one URL's prefix; keys are relative to it."""
 
-    def __init__(self, location: Location) -> None:
+    def __init__(self, location: Location, *, create: bool = False) -> None:
         self.location = location
-        self._store = _open(location)
+        self._store = _open(location, create)
         self.requests = 0  # how many requests this store has sent: what a no-change check costs
 
     def get(self, key: str, *, etag: str | None = None, limit: int) -> tuple[bytes, str | None]:
@@ -159,13 +159,17 @@ class Store:
             raise StoreError(f"the store {self.location.url} cannot be reached: {_reason(exc)}") from None
 
 
-def _open(location: Location) -> Any:
-    """The client for one URL, configured only from the user's side (this process's environment)."""
+def _open(location: Location, create: bool) -> Any:
+    """The client for one URL, configured only from the user's side (this process's environment); a ``file://``
+    folder is made only by a publisher."""
     from obstore.store import LocalStore, from_url
 
     if location.scheme == "file":
         folder = Path(urlsplit(location.url).path)
-        folder.mkdir(parents=True, exist_ok=True)
+        if create:
+            folder.mkdir(parents=True, exist_ok=True)
+        elif not folder.is_dir():
+            raise Missing(f"{location.url} is not a folder")
         return LocalStore(folder)
     client: dict[str, Any] = {"connect_timeout": CONNECT_TIMEOUT, "allow_http": False}
     if location.scheme == "s3":

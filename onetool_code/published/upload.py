@@ -31,7 +31,7 @@ def publish(
     """Upload the files of ``folder`` (an index's export) as a new version of the index at ``url``."""
     if keep is not None and keep < 1:
         raise BadInputError(f"--keep must be at least 1 (the version just published), got {keep}")
-    store = Store(Location.parse(url))
+    store = Store(Location.parse(url), create=True)
     now = time.time()
     version = f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime(now))}{int(now % 1 * 1e6):06d}Z-{secrets.token_hex(4)}"
     base = f"{manifest.VERSIONS}{version}/"
