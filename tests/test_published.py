@@ -349,3 +349,48 @@ def test_the_mcp_server_serves_a_store_url(capsys, store, sample_index, tmp_path
 
     result = talk(tmp_path, ["--path", store, "--base-url", sample_index.base_url], scenario)
     assert not result.isError and "not on this machine" in text(result)
+
+
+def test_keys_from_the_aws_credentials_file(capsys, seaweedfs, store, sample_index, tmp_path, monkeypatch):
+    """No key in the environment: the AWS tools' shared credentials file, profile AWS_PROFILE, is read."""
+    _publish(capsys, store, sample_index.root)
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+    credentials = tmp_path / "credentials"
+    credentials.write_text(
+        f"[default]\naws_access_key_id = nobody\naws_secret_access_key = wrong-secret-xyz\n\n"
+        f"[ci]\naws_access_key_id = {seaweedfs.access_key}\naws_secret_access_key = {seaweedfs.secret_key}\n"
+    )
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(credentials))
+    refused = onetool_code.search(query=QUERY, path=store, base_url=sample_index.base_url)
+    assert refused.startswith("Error:") and "wrong-secret-xyz" not in refused
+    monkeypatch.setenv("AWS_PROFILE", "ci")
+    assert _search(store, base_url=sample_index.base_url)["results"]
+
+
+def test_a_killed_download_is_resumed_and_verified(capsys, store, sample_index, tmp_path, monkeypatch):
+    _publish(capsys, store, sample_index.root)
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(cache))
+    latest = json.loads(bytes(obstore.get(_client(store), "manifest.json").bytes()))
+    db = next(i for i in latest["items"] if i["key"].endswith("/chunks.db"))
+    body = bytes(obstore.get(_client(store), db["key"]).bytes())
+    # What a fetch killed halfway through chunks.db leaves: its first half, in the version's partial folder.
+    from onetool_code.published.replica import _cache_root
+    from onetool_code.published.store import Location
+
+    home = _cache_root() / "published" / hashlib.sha256(Location.parse(store).url.encode()).hexdigest()[:16]
+    partial = home / f"{latest['version']}.partial" / latest["project"] / ".chunkhound" / "db" / "chunks.db"
+    partial.parent.mkdir(parents=True)
+    partial.write_bytes(body[: len(body) // 2])
+    assert _search(store, base_url=sample_index.base_url)["results"]
+    fetched = home / latest["version"] / latest["project"] / ".chunkhound" / "db" / "chunks.db"
+    assert hashlib.sha256(fetched.read_bytes()).hexdigest() == db["sha256"]
+    # A partial file that is not a prefix of the object is caught by its sha256, and fetched again whole next time.
+    shutil.rmtree(home)
+    partial.parent.mkdir(parents=True)
+    partial.write_bytes(b"\0" * (len(body) // 2))
+    answer = onetool_code.search(query=QUERY, path=store, base_url=sample_index.base_url)
+    assert answer.startswith("Error:") and "sha256" in answer
+    assert _search(store, base_url=sample_index.base_url)["results"]

@@ -182,10 +182,39 @@ def _open(location: Location, create: bool) -> Any:
                 )
             client["allow_http"] = True
     retry = {"max_retries": RETRIES, "retry_timeout": RETRY_TIMEOUT}
+    profile = _aws_profile() if location.scheme == "s3" else {}
     try:
-        return from_url(location.url, client_options=client, retry_config=retry)  # type: ignore[arg-type]
+        return from_url(location.url, client_options=client, retry_config=retry, **profile)  # type: ignore[arg-type]
     except Exception as exc:
         raise StoreError(f"the store {location.url} cannot be used: {_reason(exc)}") from None
+
+
+def _aws_profile() -> dict[str, str]:
+    """Keys from the AWS tools' shared files (``~/.aws/credentials`` and ``~/.aws/config``, or the files
+    ``AWS_SHARED_CREDENTIALS_FILE`` and ``AWS_CONFIG_FILE`` name), profile ``AWS_PROFILE`` or ``default``, when
+    the environment names none: the client reads the variables, roles and web identity itself, not these files."""
+    if os.environ.get("AWS_ACCESS_KEY_ID"):
+        return {}
+    import configparser
+
+    name = os.environ.get("AWS_PROFILE") or "default"
+    credentials = configparser.ConfigParser()
+    config = configparser.ConfigParser()
+    try:
+        credentials.read(Path(os.environ.get("AWS_SHARED_CREDENTIALS_FILE") or "~/.aws/credentials").expanduser())
+        config.read(Path(os.environ.get("AWS_CONFIG_FILE") or "~/.aws/config").expanduser())
+    except (OSError, configparser.Error, UnicodeDecodeError):
+        return {}
+    found: dict[str, str] = {}
+    section = credentials[name] if credentials.has_section(name) else {}
+    for option in ("aws_access_key_id", "aws_secret_access_key", "aws_session_token"):
+        if section.get(option):
+            found[option.removeprefix("aws_")] = section[option]
+    wanted = "default" if name == "default" else f"profile {name}"
+    settings = config[wanted] if config.has_section(wanted) else {}
+    if settings.get("region") and not os.environ.get("AWS_REGION"):
+        found["region"] = settings["region"]
+    return found if "access_key_id" in found or "region" in found else {}
 
 
 def _loopback(host: str) -> bool:
