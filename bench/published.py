@@ -32,12 +32,10 @@ import contextlib
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -50,41 +48,6 @@ sys.path.insert(0, str(REPO / "bench"))
 
 QUERY = "QuerySet bulk create with conflicts"
 WARM_CALLS = 10
-
-
-class Proxy:
-    """A TCP forwarder to the store that counts the bytes each way."""
-
-    def __init__(self, target_port: int) -> None:
-        self.target = ("127.0.0.1", target_port)
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
-        self.sent = self.received = 0
-        self._lock = threading.Lock()
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def reset(self) -> None:
-        with self._lock:
-            self.sent = self.received = 0
-
-    def _accept(self) -> None:
-        while True:
-            client, _ = self.listener.accept()
-            upstream = socket.create_connection(self.target)
-            threading.Thread(target=self._pipe, args=(client, upstream, True), daemon=True).start()
-            threading.Thread(target=self._pipe, args=(upstream, client, False), daemon=True).start()
-
-    def _pipe(self, source: socket.socket, target: socket.socket, up: bool) -> None:
-        with contextlib.suppress(OSError):
-            while data := source.recv(65536):
-                with self._lock:
-                    if up:
-                        self.sent += len(data)
-                    else:
-                        self.received += len(data)
-                target.sendall(data)
-        with contextlib.suppress(OSError):
-            target.shutdown(socket.SHUT_WR)
 
 
 def run(args: list[str], env: dict[str, str]) -> tuple[float, str]:
@@ -154,6 +117,7 @@ def main() -> None:
     parser.add_argument("--sample", action="store_true", help="the sample project, indexed here")
     options = parser.parse_args()
     from tooling.seaweedfs import running
+    from tooling.tcp_proxy import Proxy
 
     with tempfile.TemporaryDirectory(prefix="bench-published-") as temporary:
         work = Path(temporary)
@@ -169,7 +133,7 @@ def main() -> None:
             remote_env = {**env, "ONETOOL_CODE_CACHE_DIR": str(work / "reader")}
             remote_first, _ = run([*search, "--path", url], remote_env)
             os.environ.update({**store.environment(), "ONETOOL_CODE_CACHE_DIR": str(work / "reader")})
-            os.environ["AWS_ENDPOINT_URL"] = f"http://127.0.0.1:{proxy.port}"
+            os.environ["AWS_ENDPOINT_URL"] = proxy.endpoint
             local_warm = warm(str(root), base_url, "60")
             remote_warm = warm(url, base_url, "60")
             checked_warm = warm(url, base_url, "0")

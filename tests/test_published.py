@@ -4,9 +4,13 @@ from a cache that starts empty: the same answers as the local index, and every t
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
+import os
 import secrets
 import shutil
+import subprocess
+import sys
 import time
 
 import obstore
@@ -394,3 +398,91 @@ def test_a_killed_download_is_resumed_and_verified(capsys, store, sample_index, 
     answer = onetool_code.search(query=QUERY, path=store, base_url=sample_index.base_url)
     assert answer.startswith("Error:") and "sha256" in answer
     assert _search(store, base_url=sample_index.base_url)["results"]
+
+
+READER = """
+import json, sys, time
+from pathlib import Path
+import onetool_code
+from onetool_code.published import replica
+
+fetches = []
+fetch = replica._fetch
+replica._fetch = lambda store, found, home: (fetches.append(found.version), fetch(store, found, home))[1]
+url, out, stop = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
+with out.open("w") as log:
+    while not stop.exists():
+        status = onetool_code.status(path=url, format="json")
+        found = onetool_code.search(query="config", path=url, mode="lexical", format="json")
+        record = {"at": time.time(), "status": status, "search": found, "fetches": list(fetches)}
+        log.write(json.dumps(record) + "\\n")
+        log.flush()
+"""
+
+
+def test_many_machines_at_once(capsys, seaweedfs, store, sample_index, tmp_path, monkeypatch):
+    """Four readers (four machines: a cache each) search in a loop while the store goes down and comes back and
+    a new version is published: every answer is from one whole version, the store's absence costs notes and
+    never an error, each reader sees the new version within refresh plus one search, and no version is
+    fetched twice."""
+    from tooling.tcp_proxy import Proxy
+
+    refresh = 0.5
+    _publish(capsys, store, sample_index.root)
+    root = tmp_path / "v2" / "project"
+    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".chunkhound"))
+    (root / "src" / "bookshelf" / "errors.py").unlink()
+    build_index(root, sample_index.base_url)
+    proxy = Proxy(int(seaweedfs.endpoint.rsplit(":", 1)[1]))
+    stop = tmp_path / "stop"
+    readers = []
+    for n in range(4):
+        env = {
+            **os.environ, "AWS_ENDPOINT_URL": proxy.endpoint, "ONETOOL_CODE_REFRESH": str(refresh),
+            "ONETOOL_CODE_CACHE_DIR": str(tmp_path / f"machine-{n}"),
+        }  # fmt: skip
+        log = tmp_path / f"reader-{n}.jsonl"
+        readers.append((log, subprocess.Popen([sys.executable, "-c", READER, store, str(log), str(stop)], env=env)))
+    try:
+        logs = [log for log, _ in readers]
+        _until(lambda: all(len(_records(log)) >= 2 for log in logs))
+        proxy.stop()
+        stopped = time.time()
+        time.sleep(2 * refresh + 0.5)
+        proxy.start()
+        _publish(capsys, store, root)
+        published_at = time.time()
+        _until(lambda: all(_records(log)[-1]["status"]["files"] == 28 for log in logs))
+    finally:
+        stop.touch()
+        for _, process in readers:
+            process.wait(30)
+        proxy.stop()
+    notes = 0
+    for log in logs:
+        records = _records(log)
+        versions: dict[str, int] = {}
+        for record in records:
+            status, found = record["status"], record["search"]
+            assert "error" not in status and "error" not in found, (status, found)
+            assert versions.setdefault(status["project"], status["files"]) == status["files"]  # one whole version
+            notes += "cannot be reached" in (found.get("notice") or "")
+        assert sorted(versions.values()) == [28, 29]
+        first_new = next(r for r in records if r["status"]["files"] == 28)
+        slowest = max(b["at"] - a["at"] for a, b in itertools.pairwise(records))
+        assert first_new["at"] - published_at <= refresh + 2 * slowest
+        assert len(records[-1]["fetches"]) == len(set(records[-1]["fetches"])) == 2
+    assert notes, "no reader said the store could not be reached while it was down"
+    assert stopped < published_at
+
+
+def _records(log) -> list[dict]:
+    lines = log.read_text().splitlines() if log.exists() else []
+    return [json.loads(line) for line in lines if line.endswith("}")]
+
+
+def _until(condition, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.1)
