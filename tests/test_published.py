@@ -486,3 +486,15 @@ def _until(condition, seconds: float = 60) -> None:
     while not condition():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.1)
+
+
+def test_a_repository_cannot_name_a_store(capsys, store, sample_index, project, tmp_path, monkeypatch):
+    """A store is named only by the caller: a repository's ``.chunkhound.json`` naming one as its index is a path
+    inside the repository like any other, and nothing is fetched."""
+    _publish(capsys, store, sample_index.root)
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(cache))
+    (project.root / ".chunkhound.json").write_text(json.dumps({"database": {"path": store}}))
+    answer = onetool_code.search(query=QUERY, path=str(project.root), base_url=sample_index.base_url)
+    assert answer.startswith("Error: No index at") and str(project.root / "s3:") in answer
+    assert not (cache / "published").exists()
