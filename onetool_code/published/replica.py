@@ -222,6 +222,8 @@ def _download(store: Store, item: manifest.Item, path: Path, told: Callable[[int
                 digest.update(block)
                 fetched += len(block)
                 told(fetched)
+            out.flush()
+            os.fsync(out.fileno())  # on disk before the version is renamed into place: whole after a crash
     if digest.hexdigest() != item.sha256:
         path.unlink()
         raise StoreError(
