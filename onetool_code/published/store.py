@@ -18,7 +18,6 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -28,9 +27,9 @@ from onetool_code.errors import BadInputError, OneToolCodeError
 SCHEMES = ("s3", "gs", "az", "file")
 URL = re.compile(r"^(s3|gs|az|file)://", re.IGNORECASE)
 # A store that does not answer is given up on quickly: searches then answer from the cached version.
-CONNECT_TIMEOUT = timedelta(seconds=3)
+CONNECT_TIMEOUT_SECONDS = 3
 RETRIES = 1
-RETRY_TIMEOUT = timedelta(seconds=5)
+RETRY_TIMEOUT_SECONDS = 5
 # Variables whose values are credentials: redacted from every message, whatever the store said.
 _SECRET_NAMES = re.compile(r"(SECRET|TOKEN|PASSWORD|KEY|CREDENTIAL|SAS)", re.IGNORECASE)
 _ENDPOINTS = ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_ENDPOINT")
@@ -162,6 +161,8 @@ class Store:
 def _open(location: Location, create: bool) -> Any:
     """The client for one URL, configured only from the user's side (this process's environment); a ``file://``
     folder is made only by a publisher."""
+    from datetime import timedelta
+
     from obstore.store import LocalStore, from_url
 
     if location.scheme == "file":
@@ -171,7 +172,7 @@ def _open(location: Location, create: bool) -> Any:
         elif not folder.is_dir():
             raise Missing(f"{location.url} is not a folder")
         return LocalStore(folder)
-    client: dict[str, Any] = {"connect_timeout": CONNECT_TIMEOUT, "allow_http": False}
+    client: dict[str, Any] = {"connect_timeout": timedelta(seconds=CONNECT_TIMEOUT_SECONDS), "allow_http": False}
     if location.scheme == "s3":
         endpoint = next((os.environ[name] for name in _ENDPOINTS if os.environ.get(name)), None)
         if endpoint is not None and urlsplit(endpoint).scheme == "http":
@@ -181,7 +182,7 @@ def _open(location: Location, create: bool) -> Any:
                     "cross the network unencrypted. Use https://, or http:// to 127.0.0.1 only"
                 )
             client["allow_http"] = True
-    retry = {"max_retries": RETRIES, "retry_timeout": RETRY_TIMEOUT}
+    retry = {"max_retries": RETRIES, "retry_timeout": timedelta(seconds=RETRY_TIMEOUT_SECONDS)}
     profile = _aws_profile() if location.scheme == "s3" else {}
     try:
         return from_url(location.url, client_options=client, retry_config=retry, **profile)  # type: ignore[arg-type]
