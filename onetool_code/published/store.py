@@ -154,8 +154,11 @@ class Store:
             raise Missing(f"{self._where(key)} is not in the store") from None
         except (failed.PermissionDeniedError, failed.UnauthenticatedError) as exc:
             raise StoreError(f"the store refused access to {self._where(key)}: {_reason(exc)}") from None
-        except Exception as exc:  # the client's own errors (connection refused, timeouts) are one class
-            raise StoreError(f"the store {self.location.url} cannot be reached: {_reason(exc)}") from None
+        except Exception as exc:  # the client's own errors (connection refused, timeouts, HTTP errors) are one class
+            reason = _reason(exc)
+            if "status code" in reason:  # it answered: the request is wrong for it (a bucket missing, a bad name)
+                raise StoreError(f"the store {self.location.url} refused a request: {reason}") from None
+            raise StoreError(f"the store {self.location.url} cannot be reached: {reason}") from None
 
 
 def _open(location: Location, create: bool) -> Any:
