@@ -90,7 +90,6 @@ class Store:
     def __init__(self, location: Location, *, create: bool = False) -> None:
         self.location = location
         self._store = _open(location, create)
-        self.requests = 0  # how many requests this store has sent: what a no-change check costs
 
     def get(self, key: str, *, etag: str | None = None, limit: int) -> tuple[bytes, str | None]:
         """A small object whole (at most ``limit`` bytes) and its ETag; ``Unchanged`` when ``etag`` still is."""
@@ -145,7 +144,6 @@ class Store:
         """``work()``, the store's exceptions made ours, with a message of one line and no credential."""
         import obstore.exceptions as failed
 
-        self.requests += 1
         try:
             return work()
         except failed.NotModifiedError:

@@ -8,6 +8,7 @@ import secrets
 import subprocess
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from onetool_code.published import manifest
 from onetool_code.published.store import Location, Store
 
 Told = Callable[[str], None]
+UPLOADS = 4  # objects put at once
 
 
 @dataclass(frozen=True)
@@ -36,12 +38,16 @@ def publish(
     version = f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime(now))}{int(now % 1 * 1e6):06d}Z-{secrets.token_hex(4)}"
     base = f"{manifest.VERSIONS}{version}/"
     files = sorted(p for p in folder.rglob("*") if p.is_file())
-    items = []
-    for path in files:
+    tell(f"uploading {len(files)} objects ({sum(p.stat().st_size for p in files) / 1e6:,.1f} MB) to {base}")
+
+    def upload(path: Path) -> manifest.Item:
         key = base + path.relative_to(folder).as_posix()
-        tell(f"uploading {key} ({path.stat().st_size / 1e6:,.1f} MB)")
-        items.append(manifest.Item(key, path.stat().st_size, _sha256(path)))
+        item = manifest.Item(key, path.stat().st_size, _sha256(path))
         store.put(key, path)
+        return item
+
+    with ThreadPoolExecutor(UPLOADS) as pool:  # the client releases the GIL: puts overlap
+        items = list(pool.map(upload, files))
     made = manifest.Manifest(
         format=manifest.FORMAT,
         version=version,
