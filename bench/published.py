@@ -137,10 +137,10 @@ def main() -> None:
             local_warm = warm(str(root), base_url, "60")
             remote_warm = warm(url, base_url, "60")
             checked_warm = warm(url, base_url, "0")
-            from onetool_code import published
+            from onetool_code import published, settings
 
             proxy.reset()
-            published.place(url)
+            published.place(url, settings.store_environment())
             check = proxy.sent + proxy.received
             load = os.getloadavg()[0]
     print(f"## Published index: {root.name} ({out.strip()})\n")

@@ -320,7 +320,13 @@ def _publish(args: argparse.Namespace, embedding: dict[str, str | None]) -> str:
     with tempfile.TemporaryDirectory(prefix="onetool-code-publish-") as folder:
         facts = index.export(resolved, Path(folder))
         done = published.publish(
-            args.url, Path(folder), facts, resolved.project_root, args.keep, lambda told: print(told, file=sys.stderr)
+            args.url,
+            Path(folder),
+            facts,
+            resolved.project_root,
+            args.keep,
+            settings.store_environment(),
+            lambda told: print(told, file=sys.stderr),
         )
     made = done.manifest
     pruned = f"; removed {len(done.pruned)} older version(s)" if done.pruned else ""

@@ -381,10 +381,10 @@ def test_a_killed_download_is_resumed_and_verified(capsys, store, sample_index, 
     db = next(i for i in latest["items"] if i["key"].endswith("/chunks.db"))
     body = bytes(obstore.get(_client(store), db["key"]).bytes())
     # What a fetch killed halfway through chunks.db leaves: its first half, in the version's partial folder.
-    from onetool_code.published.replica import _cache_root
+    from onetool_code.published.replica import folder
     from onetool_code.published.store import Location
 
-    home = _cache_root() / "published" / hashlib.sha256(Location.parse(store).url.encode()).hexdigest()[:16]
+    home = folder(Location.parse(store), settings.store_environment())
     partial = home / f"{latest['version']}.partial" / latest["project"] / ".chunkhound" / "db" / "chunks.db"
     partial.parent.mkdir(parents=True)
     partial.write_bytes(body[: len(body) // 2])

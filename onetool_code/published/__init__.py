@@ -9,11 +9,13 @@ what a reader accepts. The store client is imported only when a URL is used.
 
 from __future__ import annotations
 
-from onetool_code.published.replica import database, notice, place, refresh_in_background, refresh_seconds, reset
+from onetool_code.published.environment import Environment
+from onetool_code.published.replica import database, notice, place, refresh_in_background, reset
 from onetool_code.published.store import is_url
 from onetool_code.published.upload import Published, publish
 
 __all__ = [
+    "Environment",
     "Published",
     "database",
     "is_url",
@@ -21,6 +23,5 @@ __all__ = [
     "place",
     "publish",
     "refresh_in_background",
-    "refresh_seconds",
     "reset",
 ]

@@ -29,16 +29,14 @@ from pathlib import Path
 from onetool_code import progress
 from onetool_code.errors import NotIndexedError, OneToolCodeError
 from onetool_code.published import manifest
+from onetool_code.published.environment import Environment
 from onetool_code.published.store import Location, Missing, Store, StoreError, Unchanged
 from onetool_code.reading import PUBLISHED_MARKER
 from onetool_code.schema import DB_FILE_NAME
 from onetool_code.spans import note
 
-REFRESH_ENV = "ONETOOL_CODE_REFRESH"  # seconds between two checks of a store for a new version
-REFRESH_SECONDS = 60.0
 DB_FOLDER = (".chunkhound", "db")  # where a version's files go under its project folder: ChunkHound's default
 SPARE_BYTES = 256 << 20  # left free on the cache's disk after a fetch
-_CACHE_ENV = "ONETOOL_CODE_CACHE_DIR"  # the cache directory's rule is ``index.store.cache_root``'s
 
 
 @dataclass(frozen=True)
@@ -73,44 +71,49 @@ def notice(root: Path) -> str | None:
     return _NOTICES.get(str(root))
 
 
-def place(text: str) -> Path:
+def place(text: str, env: Environment) -> Path:
     """The project folder that a search of the store URL ``text`` reads: the newest version, fetched if need be."""
     location = Location.parse(text)
-    home = _cache_root() / "published" / hashlib.sha256(location.url.encode()).hexdigest()[:16]
+    home = folder(location, env)
     held = _held(home)
-    if held is not None and not _due(home):
+    if held is not None and not _due(home, env):
         return held.root
     if held is not None and _background:
         with _LOCK:
             if location.url not in _running or not _running[location.url].is_alive():
-                thread = threading.Thread(target=_check_quietly, args=(location, home), daemon=True)
+                thread = threading.Thread(target=_check_quietly, args=(location, home, env), daemon=True)
                 _running[location.url] = thread
                 thread.start()
         return held.root
-    return _check(location, home).root
+    return _check(location, home, env).root
 
 
-def database(text: str) -> Path:
+def folder(location: Location, env: Environment) -> Path:
+    """Where this machine keeps the versions of one store URL."""
+    return env.cache_root / "published" / hashlib.sha256(location.url.encode()).hexdigest()[:16]
+
+
+def database(text: str, env: Environment) -> Path:
     """The index file of the store URL ``text``'s newest version: searched against a checkout of the project on
     this machine (``db``), whose files hits are read from, with the same checks as a local index's."""
-    return place(text).joinpath(*DB_FOLDER, DB_FILE_NAME)
+    return place(text, env).joinpath(*DB_FOLDER, DB_FILE_NAME)
 
 
-def _check_quietly(location: Location, home: Path) -> None:
+def _check_quietly(location: Location, home: Path, env: Environment) -> None:
     """A background check: what goes wrong is told by ``notice`` at the next search (``_check`` sets it)."""
     with contextlib.suppress(OneToolCodeError):
-        _check(location, home)
+        _check(location, home, env)
 
 
-def _check(location: Location, home: Path) -> Version:
+def _check(location: Location, home: Path, env: Environment) -> Version:
     """Ask the store for its newest manifest (conditionally) and fetch its version when it is new."""
     with _machine_lock(home):
         held = _held(home)
-        if held is not None and not _due(home):
+        if held is not None and not _due(home, env):
             return held  # another process checked while this one waited
         state = _state(home)
         try:
-            store = Store(location)
+            store = Store(location, env)
             data, etag = store.get(manifest.LATEST, etag=state.get("etag") if held else None, limit=manifest.MAX_BYTES)
         except Unchanged:
             return _keep(home, held, state.get("etag"))
@@ -174,7 +177,7 @@ def _fetch(store: Store, found: manifest.Manifest, home: Path) -> Version:
     if needed + SPARE_BYTES > free:
         raise StoreError(
             f"not enough free space in {home} to fetch version {found.version} ({needed / 1e6:,.0f} MB needed, "
-            f"{free / 1e6:,.0f} MB free); set {_CACHE_ENV} to a folder on a larger disk"
+            f"{free / 1e6:,.0f} MB free); set ONETOOL_CODE_CACHE_DIR to a folder on a larger disk"
         )
     watcher = progress.watcher()
     reading = watcher(target) if watcher is not None else None
@@ -249,18 +252,9 @@ def _version(folder: Path) -> Version:
     return Version(folder / found.project, found)
 
 
-def _due(home: Path) -> bool:
+def _due(home: Path, env: Environment) -> bool:
     checked = _state(home).get("checked")
-    return not isinstance(checked, (int, float)) or time.time() - checked >= refresh_seconds()
-
-
-def refresh_seconds() -> float:
-    """``ONETOOL_CODE_REFRESH`` seconds (default 60): how stale a search may answer before the store is asked."""
-    value = os.environ.get(REFRESH_ENV)
-    try:
-        return max(0.0, float(value)) if value else REFRESH_SECONDS
-    except ValueError:
-        return REFRESH_SECONDS
+    return not isinstance(checked, (int, float)) or time.time() - checked >= env.refresh
 
 
 def _state(home: Path) -> dict:
@@ -301,13 +295,6 @@ def _machine_lock(home: Path) -> Iterator[None]:
 
 
 _LOCK_FOR: dict[str, threading.Lock] = {}
-
-
-def _cache_root() -> Path:
-    named = os.environ.get(_CACHE_ENV)
-    if named:
-        return Path(named).expanduser()
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser() / "onetool-code"
 
 
 def _age(seconds: float) -> str:

@@ -5,16 +5,16 @@ SeaweedFS), GCS, Azure and a local folder in one wheel of 5 MB with no Python de
 sends conditional GETs (``If-None-Match``) and puts large files in parts. It is imported only when a URL is used.
 
 Credentials come from where the store's own tools look: for S3 the standard variables (``AWS_ACCESS_KEY_ID``,
-``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``, ``AWS_REGION``), the instance's or container's role, and an
-S3-compatible endpoint in ``AWS_ENDPOINT_URL`` (or ``AWS_ENDPOINT_URL_S3``), as the AWS CLI reads it; for GCS and
-Azure their variables. Plain HTTP is allowed to a loopback endpoint only. No credential is ever part of a message:
-every text that leaves this module passes ``redact``.
+``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``, ``AWS_REGION``, read by the client), the instance's or
+container's role, the AWS tools' shared files, and an S3-compatible endpoint in ``AWS_ENDPOINT_URL`` (or
+``AWS_ENDPOINT_URL_S3``), as the AWS CLI reads it (``settings`` gathers what the client does not read itself into
+an ``Environment``); for GCS and Azure their variables. Plain HTTP is allowed to a loopback endpoint only. No
+credential is ever part of a message: every text that leaves this module passes ``redact``.
 """
 
 from __future__ import annotations
 
 import ipaddress
-import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,6 +23,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from onetool_code.errors import BadInputError, OneToolCodeError
+from onetool_code.published.environment import Environment
 
 SCHEMES = ("s3", "gs", "az", "file")
 URL = re.compile(r"^(s3|gs|az|file)://", re.IGNORECASE)
@@ -30,9 +31,6 @@ URL = re.compile(r"^(s3|gs|az|file)://", re.IGNORECASE)
 CONNECT_TIMEOUT_SECONDS = 3
 RETRIES = 1
 RETRY_TIMEOUT_SECONDS = 5
-# Variables whose values are credentials: redacted from every message, whatever the store said.
-_SECRET_NAMES = re.compile(r"(SECRET|TOKEN|PASSWORD|KEY|CREDENTIAL|SAS)", re.IGNORECASE)
-_ENDPOINTS = ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_ENDPOINT")
 
 
 class StoreError(OneToolCodeError):
@@ -87,9 +85,10 @@ class Location:
 class Store:
     """The objects under one URL's prefix; keys are relative to it."""
 
-    def __init__(self, location: Location, *, create: bool = False) -> None:
+    def __init__(self, location: Location, env: Environment, *, create: bool = False) -> None:
         self.location = location
-        self._store = _open(location, create)
+        self._secrets = env.secrets
+        self._store = _open(location, env, create)
 
     def get(self, key: str, *, etag: str | None = None, limit: int) -> tuple[bytes, str | None]:
         """A small object whole (at most ``limit`` bytes) and its ETag; ``Unchanged`` when ``etag`` still is."""
@@ -137,6 +136,9 @@ class Store:
         if keys:
             self._call(lambda: obstore.delete(self._store, keys), keys[0])
 
+    def _reason(self, exc: BaseException) -> str:
+        return redact(_first_line(exc), self._secrets)
+
     def _where(self, key: str) -> str:
         return f"{self.location.url}/{key}"
 
@@ -151,17 +153,17 @@ class Store:
         except (failed.NotFoundError, FileNotFoundError):
             raise Missing(f"{self._where(key)} is not in the store") from None
         except (failed.PermissionDeniedError, failed.UnauthenticatedError) as exc:
-            raise StoreError(f"the store refused access to {self._where(key)}: {_reason(exc)}") from None
+            raise StoreError(f"the store refused access to {self._where(key)}: {self._reason(exc)}") from None
         except Exception as exc:  # the client's own errors (connection refused, timeouts, HTTP errors) are one class
-            reason = _reason(exc)
+            reason = self._reason(exc)
             if "status code" in reason:  # it answered: the request is wrong for it (a bucket missing, a bad name)
                 raise StoreError(f"the store {self.location.url} refused a request: {reason}") from None
             raise StoreError(f"the store {self.location.url} cannot be reached: {reason}") from None
 
 
-def _open(location: Location, create: bool) -> Any:
-    """The client for one URL, configured only from the user's side (this process's environment); a ``file://``
-    folder is made only by a publisher."""
+def _open(location: Location, env: Environment, create: bool) -> Any:
+    """The client for one URL, configured only from the user's side; a ``file://`` folder is made only by a
+    publisher."""
     from datetime import timedelta
 
     from obstore.store import LocalStore, from_url
@@ -174,49 +176,20 @@ def _open(location: Location, create: bool) -> Any:
             raise Missing(f"{location.url} is not a folder")
         return LocalStore(folder)
     client: dict[str, Any] = {"connect_timeout": timedelta(seconds=CONNECT_TIMEOUT_SECONDS), "allow_http": False}
-    if location.scheme == "s3":
-        endpoint = next((os.environ[name] for name in _ENDPOINTS if os.environ.get(name)), None)
-        if endpoint is not None and urlsplit(endpoint).scheme == "http":
-            if not _loopback(urlsplit(endpoint).hostname or ""):
-                raise BadInputError(
-                    f"the S3 endpoint {redact(endpoint)} is plain HTTP to another machine: credentials and code would "
-                    "cross the network unencrypted. Use https://, or http:// to 127.0.0.1 only"
-                )
-            client["allow_http"] = True
+    endpoint = env.s3_endpoint if location.scheme == "s3" else None
+    if endpoint is not None and urlsplit(endpoint).scheme == "http":
+        if not _loopback(urlsplit(endpoint).hostname or ""):
+            raise BadInputError(
+                f"the S3 endpoint {redact(endpoint, env.secrets)} is plain HTTP to another machine: credentials and "
+                "code would cross the network unencrypted. Use https://, or http:// to 127.0.0.1 only"
+            )
+        client["allow_http"] = True
     retry = {"max_retries": RETRIES, "retry_timeout": timedelta(seconds=RETRY_TIMEOUT_SECONDS)}
-    profile = _aws_profile() if location.scheme == "s3" else {}
+    profile = dict(env.s3_profile) if location.scheme == "s3" else {}
     try:
         return from_url(location.url, client_options=client, retry_config=retry, **profile)  # type: ignore[arg-type]
     except Exception as exc:
-        raise StoreError(f"the store {location.url} cannot be used: {_reason(exc)}") from None
-
-
-def _aws_profile() -> dict[str, str]:
-    """Keys from the AWS tools' shared files (``~/.aws/credentials`` and ``~/.aws/config``, or the files
-    ``AWS_SHARED_CREDENTIALS_FILE`` and ``AWS_CONFIG_FILE`` name), profile ``AWS_PROFILE`` or ``default``, when
-    the environment names none: the client reads the variables, roles and web identity itself, not these files."""
-    if os.environ.get("AWS_ACCESS_KEY_ID"):
-        return {}
-    import configparser
-
-    name = os.environ.get("AWS_PROFILE") or "default"
-    credentials = configparser.ConfigParser()
-    config = configparser.ConfigParser()
-    try:
-        credentials.read(Path(os.environ.get("AWS_SHARED_CREDENTIALS_FILE") or "~/.aws/credentials").expanduser())
-        config.read(Path(os.environ.get("AWS_CONFIG_FILE") or "~/.aws/config").expanduser())
-    except (OSError, configparser.Error, UnicodeDecodeError):
-        return {}
-    found: dict[str, str] = {}
-    section = credentials[name] if credentials.has_section(name) else {}
-    for option in ("aws_access_key_id", "aws_secret_access_key", "aws_session_token"):
-        if section.get(option):
-            found[option.removeprefix("aws_")] = section[option]
-    wanted = "default" if name == "default" else f"profile {name}"
-    settings = config[wanted] if config.has_section(wanted) else {}
-    if settings.get("region") and not os.environ.get("AWS_REGION"):
-        found["region"] = settings["region"]
-    return found if "access_key_id" in found or "region" in found else {}
+        raise StoreError(f"the store {location.url} cannot be used: {redact(_first_line(exc), env.secrets)}") from None
 
 
 def _loopback(host: str) -> bool:
@@ -228,15 +201,14 @@ def _loopback(host: str) -> bool:
         return False
 
 
-def _reason(exc: BaseException) -> str:
-    """The first line of what the client said, less its debug tail, redacted."""
-    text = str(exc).strip().split("\n")[0][:300] or type(exc).__name__
-    return redact(text)
+def _first_line(exc: BaseException) -> str:
+    """The first line of what the client said, less its debug tail."""
+    return str(exc).strip().split("\n")[0][:300] or type(exc).__name__
 
 
-def redact(text: str) -> str:
-    """``text`` with the value of every credential variable in this environment masked."""
-    for name, value in os.environ.items():
-        if len(value) >= 6 and _SECRET_NAMES.search(name) and value in text:
+def redact(text: str, secrets: tuple[str, ...]) -> str:
+    """``text`` with every credential value masked."""
+    for value in secrets:
+        if value in text:
             text = text.replace(value, "***")
     return text

@@ -15,6 +15,7 @@ from typing import Any
 
 from onetool_code.errors import BadInputError
 from onetool_code.published import manifest
+from onetool_code.published.environment import Environment
 from onetool_code.published.store import Location, Store
 
 Told = Callable[[str], None]
@@ -28,12 +29,18 @@ class Published:
 
 
 def publish(
-    url: str, folder: Path, facts: dict[str, Any], project: Path, keep: int | None, tell: Told = lambda _: None
+    url: str,
+    folder: Path,
+    facts: dict[str, Any],
+    project: Path,
+    keep: int | None,
+    env: Environment,
+    tell: Told = lambda _: None,
 ) -> Published:
     """Upload the files of ``folder`` (an index's export) as a new version of the index at ``url``."""
     if keep is not None and keep < 1:
         raise BadInputError(f"--keep must be at least 1 (the version just published), got {keep}")
-    store = Store(Location.parse(url), create=True)
+    store = Store(Location.parse(url), env, create=True)
     now = time.time()
     version = f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime(now))}{int(now % 1 * 1e6):06d}Z-{secrets.token_hex(4)}"
     base = f"{manifest.VERSIONS}{version}/"
