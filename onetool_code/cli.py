@@ -1,4 +1,4 @@
-"""The command line: ``python -m onetool_code status|search|batch|usages|index|mcp|agents|pack-path``.
+"""The command line: ``python -m onetool_code status|search|batch|usages|index|publish|mcp|agents|pack-path``.
 
 The only module that writes to stdout/stderr. Results go to stdout through the one formatter; errors go to
 stderr as one ``Error: ...`` line, and so does the first read of a big index (a bar on a terminal), through the
@@ -12,6 +12,7 @@ import argparse
 import logging
 import os
 import sys
+import tempfile
 import textwrap
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
@@ -37,6 +38,8 @@ EXAMPLES = """examples:
   python -m onetool_code usages QuerySet.bulk_create
   python -m onetool_code agents claude --write
   python -m onetool_code index ~/src/myproject --no-embeddings
+  python -m onetool_code publish s3://bucket/indexes/myproject --path ~/src/myproject --keep 5
+  python -m onetool_code search "parse config file" --path s3://bucket/indexes/myproject
   python -m onetool_code mcp --path ~/src/myproject
   python -m onetool_code pack-path
 
@@ -114,6 +117,14 @@ def build_parser() -> argparse.ArgumentParser:
     index.add_argument(
         "--drop-hnsw", action="store_true", help="drop ChunkHound's HNSW index when vss is not installed here"
     )
+    publish = commands.add_parser(
+        "publish",
+        parents=[where],
+        help="upload the index as a new version to object storage (s3://, gs://, az://, file://)",
+    )
+    publish.add_argument("url", help="where readers find it: s3://bucket/prefix, gs://..., az://..., file:///folder")
+    _flags(publish, parameters.PATH)
+    publish.add_argument("--keep", type=int, metavar="N", help="remove all but the newest N versions")
     mcp = commands.add_parser(
         "mcp",
         parents=[where, no_cache],
@@ -223,6 +234,8 @@ def _run(args: argparse.Namespace) -> Any:
         return api.run_status(**place, format=args.format, **embedding, cache=cache)
     if args.command == "index":
         return _index(args, embedding)
+    if args.command == "publish":
+        return _publish(args, embedding)
     if args.command == "mcp":
         from onetool_code import mcp_server  # the MCP SDK takes a second to import: only this command pays
 
@@ -298,6 +311,30 @@ def _index(args: argparse.Namespace, embedding: dict[str, str | None]) -> str:
     resolved = settings.resolve(path=root, db=args.db, **embedding)
     summary = build_index(resolved, embeddings=not args.no_embeddings, drop_hnsw=args.drop_hnsw)
     return summary.describe()
+
+
+def _publish(args: argparse.Namespace, embedding: dict[str, str | None]) -> str:
+    """Export the index (a consistent copy and its snapshot) and upload it as one version; progress on stderr."""
+    from onetool_code import index, published
+
+    resolved = settings.resolve(path=settings.one(args.path, {}, "publish"), db=args.db, **embedding)
+    with tempfile.TemporaryDirectory(prefix="onetool-code-publish-") as folder:
+        facts = index.export(resolved, Path(folder))
+        done = published.publish(
+            args.url,
+            Path(folder),
+            facts,
+            resolved.project_root,
+            args.keep,
+            settings.store_environment(),
+            lambda told: print(told, file=sys.stderr),
+        )
+    made = done.manifest
+    pruned = f"; removed {len(done.pruned)} older version(s)" if done.pruned else ""
+    return (
+        f"published version {made.version} of {made.project} to {args.url}: {made.files:,} files, "
+        f"{made.chunks:,} chunks, {made.size / 1e6:,.1f} MB in {len(made.items)} objects{pruned}"
+    )
 
 
 def main_entry() -> None:

@@ -38,7 +38,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.session import ServerSession
 from mcp.server.stdio import stdio_server
 
-from onetool_code import api, index, pack, parameters, progress, settings
+from onetool_code import api, index, pack, parameters, progress, published, settings
 from onetool_code.answer import formatting
 from onetool_code.parameters import Parameter
 
@@ -306,7 +306,7 @@ def serve(
     ``workspaces`` the named ones of the user's ``--workspace`` file, which a call names as ``path="@name"``. A
     project path that does not exist fails here, at start, not at every call."""
     given = [path] if path is None or isinstance(path, str) else list(path)
-    roots = [str(settings.project_root(p)) for p in given]
+    roots = [_root(p) for p in given]
     root = roots[0] if len(roots) == 1 else roots
     index.refresh_in_background()  # a long-lived process: a search never waits for a long refresh
     tools = _tools(
@@ -320,6 +320,13 @@ def serve(
                 await server.run(incoming, outgoing, server.create_initialization_options())
 
     anyio.run(run)
+
+
+def _root(path: str | None) -> str:
+    """The folder a root names, checked now; a store URL stays a URL (checked and fetched now too), so that each
+    call searches the store's newest version."""
+    found = str(settings.project_root(path))
+    return path if path is not None and published.is_url(path) else found
 
 
 @contextlib.contextmanager

@@ -47,3 +47,8 @@ def is_regular(path: Path) -> bool:
         return stat.S_ISREG(path.stat().st_mode)
     except (OSError, ValueError):
         return False
+
+
+# The file that marks a project folder as a published index's (``published/replica.py``): its source files are
+# not on this machine, and hits say so.
+PUBLISHED_MARKER = ".onetool-code-published.json"

@@ -41,7 +41,7 @@ def clean_env(monkeypatch, tmp_path_factory):
     import os
 
     for name in list(os.environ):
-        if name.startswith(("CHUNKHOUND_", "ONETOOL_CODE_")) or name in {"OPENAI_API_KEY", "OT_CWD"}:
+        if name.startswith(("CHUNKHOUND_", "ONETOOL_CODE_", "AWS_")) or name in {"OPENAI_API_KEY", "OT_CWD"}:
             monkeypatch.delenv(name)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg")))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
@@ -170,3 +170,12 @@ def chunkhound_project(chunkhound, server, tmp_path_factory) -> Project:
     shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".chunkhound"))
     chunkhound.index(root, server.base_url)
     return Project(root, settled(root / ".chunkhound" / "db" / "chunks.db"), server.base_url)
+
+
+@pytest.fixture(scope="session")
+def seaweedfs(tmp_path_factory):
+    """One real S3 store (SeaweedFS on 127.0.0.1) for the whole session; each test uses a bucket of its own."""
+    from tooling.seaweedfs import running
+
+    with running(tmp_path_factory.mktemp("seaweedfs")) as store:
+        yield store

@@ -21,7 +21,7 @@ PACKAGE = Path(onetool_code.__file__).parent
 LEVELS = {
     "advice": 0, "errors": 0, "hits": 0, "names": 0, "parameters": 0, "reading": 0,
     "schema": 1, "spans": 1, "progress": 1,
-    "request": 2,
+    "request": 2, "published": 2,
     "settings": 3,
     "project": 4,
     "index": 5,

@@ -11,6 +11,7 @@ copies or segments, and nothing outside it imports its modules (``tests/test_lay
     lexical.py       the BM25 index over a snapshot's chunks
     snapshot.py      one state of the file (rows, vectors, lexical index), read whole or as a delta, saved, mapped
     private_copy.py  a consistent copy of a file a writer holds
+    shipped.py       a state exported whole for publishing, and a published one's snapshot adopted on arrival
     live.py          which snapshot answers, and when and from where a new state is read (background refresh)
     readers.py       the three rankings over a snapshot, or over the file itself with snapshots off
     views.py         what one search reads: a snapshot, or the file itself
@@ -25,10 +26,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from pathlib import Path
+from typing import Any, TypeVar
 
+from onetool_code import published
 from onetool_code.errors import DamagedError, SupersededError
-from onetool_code.index import live, status, store
+from onetool_code.index import live, shipped, status, store
 from onetool_code.index.database import EmbeddingSet, Layout, connect, layout, session
 from onetool_code.index.readers import Reader
 from onetool_code.index.status import Facts, SnapshotInfo
@@ -45,6 +48,7 @@ __all__ = [
     "SnapshotInfo",
     "View",
     "connect",
+    "export",
     "layout",
     "open",
     "refresh_in_background",
@@ -67,7 +71,7 @@ class IndexState:
         settings = self.settings
         uncached = store.cache_problem() if settings.cache else None
         if not settings.cache or uncached is not None:
-            return work(FileView.read(settings.project_root, settings.db_path, uncached))
+            return work(FileView.read(settings.project_root, settings.db_path, _joined(uncached, self._published())))
         try:
             return work(self._snapshot_view())
         except SupersededError:
@@ -82,10 +86,23 @@ class IndexState:
 
     def _snapshot_view(self) -> SnapshotView:
         view = live.view(self.settings.project_root, self.settings.db_path)
-        return SnapshotView(view.snapshot, view.notice)
+        return SnapshotView(view.snapshot, _joined(view.notice, self._published()))
+
+    def _published(self) -> str | None:
+        """Why a published index answers from a version that may not be the newest (its store unreachable)."""
+        return published.notice(self.settings.project_root)
 
     def status(self) -> Facts:
         return status.gather(self.settings.project_root, self.settings.db_path, cache=self.settings.cache)
+
+
+def _joined(*notices: str | None) -> str | None:
+    return "; ".join(n for n in notices if n) or None
+
+
+def export(settings: Settings, into: Path) -> dict[str, Any]:
+    """The index's current state, whole, into ``into`` for publishing (``shipped.export``); the manifest's facts."""
+    return shipped.export(settings.project_root, settings.db_path, into)
 
 
 def open(settings: Settings) -> IndexState:
@@ -97,9 +114,11 @@ def refresh_in_background() -> None:
     """For long-lived hosts (the MCP server, the OneTool pack): a search that finds the index changed starts a
     refresh in a thread and waits for it at most ``live.FRESH_WAIT_SECONDS``."""
     live.refresh_in_background()
+    published.refresh_in_background()
 
 
 def reset() -> None:
     """This process's index state as at start (for tests): no snapshot held, refreshes inline."""
     store.STORE.clear()
     live.reset()
+    published.reset()

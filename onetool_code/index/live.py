@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 
 from onetool_code import progress
 from onetool_code.errors import CopyError, IndexLockedError, IndexUnreadableError
-from onetool_code.index import database, holders, private_copy, snapshot, store
+from onetool_code.index import database, holders, private_copy, shipped, snapshot, store
 from onetool_code.index.snapshot import Snapshot
 from onetool_code.index.store import STORE, Key, Signature, cache_root, folder, machine_lock, publish
 from onetool_code.spans import note
@@ -298,6 +298,8 @@ def _current(key: Key, db_path: Path) -> Snapshot | None:
     if held is not None:
         return held
     loaded = _load(folder(key, signature, snapshot.FORMAT), db_path)
+    if loaded is None and shipped.adopt(key, db_path, signature):  # a published index's, fetched whole
+        loaded = _load(folder(key, signature, snapshot.FORMAT), db_path)
     if loaded is not None:
         STORE.put(key, signature, loaded)
     return loaded

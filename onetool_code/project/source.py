@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import xxhash
 
-from onetool_code.reading import read_regular
+from onetool_code.reading import PUBLISHED_MARKER, read_regular
 
 if TYPE_CHECKING:
     from onetool_code.project.definitions import Definition
@@ -104,6 +104,8 @@ class SourceFiles:
     def __init__(self, project_root: Path) -> None:
         self._root = project_root.resolve()
         self._cache: dict[str, FileText | Unread] = {}
+        # A published index fetched to this machine: no checkout here, the stored code is all there is.
+        self._away = (self._root / PUBLISHED_MARKER).is_file()
 
     def read(self, rel_path: str) -> FileText | Unread:
         """The file now, or why it cannot be shown."""
@@ -129,6 +131,8 @@ class SourceFiles:
             data = read_regular(target, MAX_FILE_BYTES)  # a FIFO in a file's place must not block the search
             mtime = target.stat().st_mtime
         except FileNotFoundError:
+            if self._away:
+                return Unread("not on this machine (a published index)", gone=True)
             return Unread("deleted since indexing", gone=True)
         except OSError as exc:
             return Unread(f"{exc.strerror}; not read" if exc.strerror else f"cannot be read ({exc})")

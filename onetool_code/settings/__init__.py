@@ -9,6 +9,7 @@ The map, in the order a call meets it:
 - ``providers``: embedding providers and rerankers; which URLs a request may go to.
 - ``keys``: API keys, read only when needed, and the trust they follow.
 - ``host``: OneTool's secrets and ``tools.code``, and the cache folder.
+- ``stores``: what reaching an object store takes from the user's side (published indexes).
 """
 
 from onetool_code.settings.host import CACHE_ENV, OneToolHost, cache_root, onetool_host
@@ -27,6 +28,7 @@ from onetool_code.settings.places import (
 from onetool_code.settings.project import PROJECT_CONFIG, Committed, committed, index_path, project_root
 from onetool_code.settings.providers import PROVIDERS, Reranker, url_problem
 from onetool_code.settings.resolve import MAX_RETRIES, TIMEOUT, Settings, resolve
+from onetool_code.settings.stores import REFRESH_ENV, store_environment
 from onetool_code.settings.workspaces import Workspaces, workspace_file, workspaces
 
 __all__ = [
@@ -34,6 +36,7 @@ __all__ = [
     "MAX_RETRIES",
     "PROJECT_CONFIG",
     "PROVIDERS",
+    "REFRESH_ENV",
     "SECRETS_ENV",
     "TIMEOUT",
     "Committed",
@@ -58,6 +61,7 @@ __all__ = [
     "onetool_host",
     "project_root",
     "resolve",
+    "store_environment",
     "url_problem",
     "workspace_file",
     "workspaces",

@@ -10,10 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from onetool_code import schema
+from onetool_code import published, schema
 from onetool_code.errors import BadInputError, OneToolCodeError
 from onetool_code.reading import SMALL_FILE, read_regular
 from onetool_code.settings.providers import PROVIDERS
+from onetool_code.settings.stores import store_environment
 
 PROJECT_CONFIG = ".chunkhound.json"
 
@@ -22,8 +23,11 @@ def project_root(path: str | None) -> Path:
     """The project directory.
 
     Precedence: ``path`` (``~`` expanded; relative paths against ``OT_CWD``, else the current directory),
-    then ``OT_CWD``, then the current directory.
+    then ``OT_CWD``, then the current directory. A store URL is the newest version published there, fetched into
+    the cache.
     """
+    if published.is_url(path):
+        return published.place(str(path), store_environment())
     base = Path(os.environ.get("OT_CWD") or Path.cwd()).expanduser()
     if path is None or not str(path).strip():
         root = base
@@ -64,11 +68,14 @@ def chunkhound_config(root: Path) -> dict[str, Any]:
 def index_path(root: Path, db: str | None, project: Mapping[str, Any]) -> Path:
     """Where the index file is (it may not exist).
 
-    Precedence: ``db`` (relative to the project root, absolute allowed), then ChunkHound's own resolution:
+    Precedence: ``db`` (relative to the project root, absolute allowed, or a store URL: a published index searched
+    against this checkout, its files read here), then ChunkHound's own resolution:
     ``.chunkhound.json`` ``database.path``, ``CHUNKHOUND_DATABASE__PATH`` (legacy ``CHUNKHOUND_DB_PATH``),
     ``.chunkhound/db/chunks.db``; when none of those exists, the legacy file ``.chunkhound/db`` and then
     OneTool's old ``.chunkhound/chunks.db`` are tried before settling on ChunkHound's default.
     """
+    if published.is_url(db):
+        return published.database(str(db), store_environment())
     if db is not None and str(db).strip():
         return _database_file(root, str(db).strip())
     database = project.get("database")

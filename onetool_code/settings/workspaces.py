@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from onetool_code import published
 from onetool_code.errors import BadInputError
 from onetool_code.reading import SMALL_FILE, read_regular
 from onetool_code.settings.host import OneToolHost
@@ -48,4 +49,4 @@ def _roots(data: object, where: str, base: Path | None) -> list[str]:
         raise BadInputError(f"{where} must be a non-empty list of project roots (texts)")
     if base is None:
         return list(data)
-    return [str(base / Path(root).expanduser()) for root in data]
+    return [root if published.is_url(root) else str(base / Path(root).expanduser()) for root in data]

@@ -1,0 +1,304 @@
+"""A published index on this machine: the newest version fetched into the cache directory, verified, and
+searched as a local index is.
+
+    <cache>/published/<url key>/state.json          the version in use, the manifest's ETag, the last check
+    <cache>/published/<url key>/<version>/<project>/.chunkhound/db/chunks.db (and what was published beside it)
+    <cache>/published/<url key>/<version>.partial/  a fetch under way (resumed by the next one)
+
+A version is fetched whole into its ``.partial`` folder, every object checked against the manifest's size and
+sha256, then renamed into place: a search never reads half a version. The manifest is asked for again at most
+every ``refresh`` seconds, with ``If-None-Match``: an unchanged version costs one small request and is never
+downloaded again. A store that cannot be reached leaves the cached version answering, with a note; with no
+cached version it is one clear error. One process per machine fetches (a lock file); the others wait for it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from onetool_code import progress
+from onetool_code.errors import NotIndexedError, OneToolCodeError
+from onetool_code.published import manifest
+from onetool_code.published.environment import Environment
+from onetool_code.published.store import Location, Missing, Store, StoreError, Unchanged
+from onetool_code.reading import PUBLISHED_MARKER
+from onetool_code.schema import DB_FILE_NAME
+from onetool_code.spans import note
+
+DB_FOLDER = (".chunkhound", "db")  # where a version's files go under its project folder: ChunkHound's default
+SPARE_BYTES = 256 << 20  # left free on the cache's disk after a fetch
+
+
+@dataclass(frozen=True)
+class Version:
+    """A version on this machine: its project folder (what a search is given as its root) and manifest."""
+
+    root: Path
+    manifest: manifest.Manifest
+
+
+_NOTICES: dict[str, str] = {}  # a root -> why it answers from a version that may not be the newest
+_LOCK = threading.Lock()
+_background = False
+_running: dict[str, threading.Thread] = {}
+
+
+def refresh_in_background() -> None:
+    """For long-lived hosts: a due check runs in a thread, and the search answers from the version at hand."""
+    global _background
+    _background = True
+
+
+def reset() -> None:
+    """Check inline again and forget notes (for tests; running checks finish unobserved)."""
+    global _background
+    _background = False
+    _NOTICES.clear()
+
+
+def notice(root: Path) -> str | None:
+    """What a search of ``root`` must say about the version it answers from (None for a local root)."""
+    return _NOTICES.get(str(root))
+
+
+def place(text: str, env: Environment) -> Path:
+    """The project folder that a search of the store URL ``text`` reads: the newest version, fetched if need be."""
+    location = Location.parse(text)
+    home = folder(location, env)
+    held = _held(home)
+    if held is not None and not _due(home, env):
+        return held.root
+    if held is not None and _background:
+        with _LOCK:
+            if location.url not in _running or not _running[location.url].is_alive():
+                thread = threading.Thread(target=_check_quietly, args=(location, home, env), daemon=True)
+                _running[location.url] = thread
+                thread.start()
+        return held.root
+    return _check(location, home, env).root
+
+
+def folder(location: Location, env: Environment) -> Path:
+    """Where this machine keeps the versions of one store URL."""
+    return env.cache_root / "published" / hashlib.sha256(location.url.encode()).hexdigest()[:16]
+
+
+def database(text: str, env: Environment) -> Path:
+    """The index file of the store URL ``text``'s newest version: searched against a checkout of the project on
+    this machine (``db``), whose files hits are read from, with the same checks as a local index's."""
+    return place(text, env).joinpath(*DB_FOLDER, DB_FILE_NAME)
+
+
+def _check_quietly(location: Location, home: Path, env: Environment) -> None:
+    """A background check: what goes wrong is told by ``notice`` at the next search (``_check`` sets it)."""
+    with contextlib.suppress(OneToolCodeError):
+        _check(location, home, env)
+
+
+def _check(location: Location, home: Path, env: Environment) -> Version:
+    """Ask the store for its newest manifest (conditionally) and fetch its version when it is new."""
+    with _machine_lock(home):
+        held = _held(home)
+        if held is not None and not _due(home, env):
+            return held  # another process checked while this one waited
+        state = _state(home)
+        try:
+            store = Store(location, env)
+            data, etag = store.get(manifest.LATEST, etag=state.get("etag") if held else None, limit=manifest.MAX_BYTES)
+        except Unchanged:
+            return _keep(home, held, state.get("etag"))
+        except StoreError as exc:
+            return _unreachable(location, home, held, state, exc)
+        try:
+            found = manifest.loads(data, location.url)
+            if held is not None and found.version == held.manifest.version:
+                return _keep(home, held, etag)
+            version = _fetch(store, found, home)
+        except OneToolCodeError as exc:  # a version refused (or cut off): the one at hand answers, if any
+            if held is None:
+                raise
+            return _unreachable(location, home, held, state, exc)
+        _write_state(home, {"version": found.version, "etag": etag, "checked": time.time()})
+        _NOTICES.pop(str(version.root), None)
+        _remove_old(home, keep={found.version, held.manifest.version if held else found.version})
+        note(f"fetched version {found.version} of {location.url} ({found.size / 1e6:,.1f} MB)")
+        return version
+
+
+def _keep(home: Path, held: Version | None, etag: str | None) -> Version:
+    assert held is not None
+    _write_state(home, {"version": held.manifest.version, "etag": etag, "checked": time.time()})
+    _NOTICES.pop(str(held.root), None)
+    return held
+
+
+def _unreachable(location: Location, home: Path, held: Version | None, state: dict, exc: OneToolCodeError) -> Version:
+    """The version at hand, with a note saying why it may not be the newest (the store is asked again after
+    ``refresh`` seconds, not at every search); with none, the one error."""
+    if held is None:
+        if isinstance(exc, Missing):
+            raise NotIndexedError(
+                f"no index is published at {location.url} (no {manifest.LATEST}): publish one with "
+                f"python -m onetool_code publish {location.url}"
+            ) from None
+        raise StoreError(f"{exc}; and no version of {location.url} is cached on this machine") from None
+    _write_state(home, {**state, "checked": time.time()})
+    made = held.manifest.created
+    _NOTICES[str(held.root)] = (
+        f"{exc}; answering from version {held.manifest.version} of {location.url}, published "
+        f"{_age(time.time() - made)} ago"
+    )
+    note(_NOTICES[str(held.root)])
+    return held
+
+
+def _fetch(store: Store, found: manifest.Manifest, home: Path) -> Version:
+    """The version's objects into ``<version>.partial`` (what is there already is kept, checked and completed),
+    each verified, then the folder renamed into place."""
+    target = home / found.version
+    if (target / manifest.LATEST).is_file():
+        return _version(target)
+    partial = home / f"{found.version}.partial"
+    partial.mkdir(mode=0o700, parents=True, exist_ok=True)
+    where = partial / found.project / Path(*DB_FOLDER)
+    todo = [(item, where / item.key.removeprefix(found.folder())) for item in found.items]
+    present = sum(min(path.stat().st_size, item.size) for item, path in todo if path.is_file())
+    needed, free = found.size - present, shutil.disk_usage(partial).free
+    if needed + SPARE_BYTES > free:
+        raise StoreError(
+            f"not enough free space in {home} to fetch version {found.version} ({needed / 1e6:,.0f} MB needed, "
+            f"{free / 1e6:,.0f} MB free); set ONETOOL_CODE_CACHE_DIR to a folder on a larger disk"
+        )
+    watcher = progress.watcher()
+    reading = watcher(target) if watcher is not None else None
+    done = present
+    try:
+        for item, path in todo:
+            before = done
+            done += _download(store, item, path, lambda n, before=before: _told(reading, before + n, found.size))
+    finally:
+        if reading is not None:
+            reading.close()
+    for _, path in todo:  # as old as the version: a search reads the file at once, not after a quiet spell
+        os.utime(path, (found.created, found.created))
+    marker = {"url": store.location.url, "version": found.version, "created": found.created, "git": found.git}
+    (partial / found.project / PUBLISHED_MARKER).write_text(json.dumps(marker), encoding="utf-8")
+    (partial / manifest.LATEST).write_bytes(found.dumps())  # last: a version folder holding it is whole
+    partial.rename(target)
+    return _version(target)
+
+
+def _told(reading: progress.Reading | None, done: int, total: int) -> None:
+    if reading is not None:
+        reading("MB from the store", done >> 20, total >> 20)
+
+
+def _download(store: Store, item: manifest.Item, path: Path, told: Callable[[int], None]) -> int:
+    """One object into ``path``, resumed from what a killed fetch left there; returns the bytes fetched now."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    digest = hashlib.sha256()
+    offset = path.stat().st_size if path.is_file() else 0
+    if offset > item.size:
+        path.unlink()
+        offset = 0
+    if offset:
+        with path.open("rb") as f:
+            while block := f.read(1 << 20):
+                digest.update(block)
+    fetched = 0
+    if offset < item.size or item.size == 0:
+        with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab") as out:
+            for block in store.stream(item.key, offset, item.size) if offset < item.size else ():
+                if offset + fetched + len(block) > item.size:
+                    raise StoreError(f"{store.location.url}/{item.key} is longer than its manifest says: refused")
+                out.write(block)
+                digest.update(block)
+                fetched += len(block)
+                told(fetched)
+            out.flush()
+            os.fsync(out.fileno())  # on disk before the version is renamed into place: whole after a crash
+    if digest.hexdigest() != item.sha256:
+        path.unlink()
+        raise StoreError(
+            f"{store.location.url}/{item.key} does not match the sha256 its manifest gives: refused (the version "
+            "is not used; it is fetched again at the next check)"
+        )
+    return fetched
+
+
+def _held(home: Path) -> Version | None:
+    """The version in use on this machine, when it is whole."""
+    name = _state(home).get("version")
+    if not isinstance(name, str) or not manifest.VERSION.match(name):
+        return None
+    try:
+        return _version(home / name)
+    except (OSError, ValueError, manifest.ManifestError):
+        return None
+
+
+def _version(folder: Path) -> Version:
+    found = manifest.loads((folder / manifest.LATEST).read_bytes(), str(folder))
+    return Version(folder / found.project, found)
+
+
+def _due(home: Path, env: Environment) -> bool:
+    checked = _state(home).get("checked")
+    return not isinstance(checked, (int, float)) or time.time() - checked >= env.refresh
+
+
+def _state(home: Path) -> dict:
+    try:
+        found = json.loads((home / "state.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def _write_state(home: Path, state: dict) -> None:
+    temporary = home / f"state.json.{os.getpid()}-{threading.get_ident()}"
+    temporary.write_text(json.dumps(state), encoding="utf-8")
+    temporary.replace(home / "state.json")
+
+
+def _remove_old(home: Path, keep: set[str]) -> None:
+    """Versions but the one in use and the one before (a search of another process may still read it)."""
+    for folder in home.iterdir():
+        name = folder.name.removesuffix(".partial")
+        if folder.is_dir() and manifest.VERSION.match(name) and name not in keep:
+            aside = home / f"{folder.name}.gone-{os.getpid()}"
+            with contextlib.suppress(OSError):
+                folder.rename(aside)
+                shutil.rmtree(aside, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _machine_lock(home: Path) -> Iterator[None]:
+    home.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with _LOCK_FOR.setdefault(str(home), threading.Lock()):
+        fd = os.open(home / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+
+_LOCK_FOR: dict[str, threading.Lock] = {}
+
+
+def _age(seconds: float) -> str:
+    for unit, size in (("days", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= 2 * size:
+            return f"{seconds / size:.0f} {unit}"
+    return f"{seconds:.0f} s"

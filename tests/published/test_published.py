@@ -1,0 +1,497 @@
+"""Indexes published to a real object store (SeaweedFS on 127.0.0.1, one server for the session) and searched
+from a cache that starts empty: the same answers as the local index, and every trust rule of issue 34."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import time
+
+import obstore
+import pytest
+from conftest import SAMPLE, build_index
+from obstore.store import S3Store
+
+import onetool_code
+from onetool_code import api, cli, index, request, settings
+from onetool_code.published import manifest
+from onetool_code.search import engine
+
+QUERY = "parse configuration file"
+
+
+@pytest.fixture
+def store(seaweedfs, monkeypatch):
+    """A prefix of this test's own in the session's store (one bucket: each new one costs SeaweedFS volumes), the
+    user's credentials in the environment."""
+    for name, value in seaweedfs.environment().items():
+        monkeypatch.setenv(name, value)
+    return f"s3://indexes/t{secrets.token_hex(6)}/sample"
+
+
+def _client(url: str) -> S3Store:
+    return S3Store.from_url(url, client_options={"allow_http": True})
+
+
+def _publish(capsys, url: str, root, *extra: str) -> str:
+    assert cli.main(["publish", url, "--path", str(root), *extra]) == 0, capsys.readouterr().err
+    return capsys.readouterr().out
+
+
+def _search(path, **options):
+    return onetool_code.search(query=QUERY, path=str(path), format="compact", **options)
+
+
+def _answers(path, base_url: str) -> list:
+    """Each mode's ranking: files, ranges, kinds and scores (what is shown of a hit differs: a published index's
+    hits show the stored code, with a note that the file is not on this machine, and a matched line's preview
+    has no file line number)."""
+    return [
+        [e if isinstance(e, str) else e[:4] for e in answer]
+        for answer in (
+            _search(path, base_url=base_url, mode=mode, content="always")["results"]
+            for mode in ("semantic", "lexical", "hybrid")
+        )
+    ]
+
+
+def _versions(url: str) -> list[str]:
+    keys = [item["path"] for batch in obstore.list(_client(url), "versions/") for item in batch]
+    return sorted({k.split("/")[1] for k in keys if k.endswith("/manifest.json")})
+
+
+def _ranked(path, base_url: str, **given) -> list:
+    """Each mode's ranked hits, before shaping: the index's answer."""
+    resolved = settings.resolve(path=str(path), base_url=base_url, **given)
+    answers = []
+    for mode in ("semantic", "lexical", "hybrid", "regex"):
+        req = request.parse(queries="config" if mode == "regex" else QUERY, limit=20, mode=mode)
+        answers.append(
+            [(h.file_path, h.start_line, h.end_line, h.score, h.code) for h in engine.run(resolved, req).hits]
+        )
+    return answers
+
+
+def test_published_index_answers_as_the_local_one(capsys, store, sample_index, tmp_path, monkeypatch):
+    out = _publish(capsys, store, sample_index.root)
+    assert "published version" in out
+    local, shown = _ranked(sample_index.root, sample_index.base_url), _answers(sample_index.root, sample_index.base_url)
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(tmp_path / "empty-machine"))
+    index.reset()
+    remote = _ranked(store, sample_index.base_url)
+    assert remote == local
+    assert all(remote)
+    # Shown without a checkout: semantic and lexical pages as the local ones (hybrid merges hits by the file's
+    # definitions, which only a checkout has).
+    assert _answers(store, sample_index.base_url)[:2] == shown[:2]
+    # With a checkout of the project here (db names the store): every page exactly as the local index's.
+    checkout = onetool_code.search(query=QUERY, path=str(sample_index.root), db=store, base_url=sample_index.base_url)
+    local_page = onetool_code.search(query=QUERY, path=str(sample_index.root), base_url=sample_index.base_url)
+    assert checkout == local_page and "not on this machine" not in checkout
+    # The command line reads it too, through --path.
+    assert cli.main(["search", QUERY, "--path", store, "--base-url", sample_index.base_url, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["results"]
+
+
+def test_the_first_search_reads_the_shipped_snapshot_not_the_file(
+    capsys, store, sample_index, tmp_path, monkeypatch, spans
+):
+    _publish(capsys, store, sample_index.root)
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(tmp_path / "cache"))
+    _search(store, base_url=sample_index.base_url)
+    said = " ".join(r.getMessage() for r in spans)
+    assert "was adopted" in said
+    assert "snapshot of" not in said or "made (" not in said  # no snapshot was made from the file
+
+
+def test_hits_say_the_file_is_not_on_this_machine(capsys, store, sample_index, tmp_path, monkeypatch):
+    _publish(capsys, store, sample_index.root)
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(tmp_path / "cache"))
+    text = onetool_code.search(query=QUERY, path=store, base_url=sample_index.base_url, expand=3)
+    assert "not on this machine" in text
+    # The indexed code is shown all the same.
+    first = _search(sample_index.root, base_url=sample_index.base_url, content="always")["results"]
+    assert any(isinstance(e, list) and len(e) > 4 and e[4] for e in first)
+
+
+def test_a_version_is_visible_only_once_its_manifest_is(capsys, store, sample_index, tmp_path, monkeypatch):
+    _publish(capsys, store, sample_index.root)
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("ONETOOL_CODE_REFRESH", "0")
+    first = onetool_code.status(path=store, format="json")
+    # A publisher that died after its objects and before its manifest: objects of a newer version, no manifest.
+    client = _client(store)
+    later = "29991231T000000000000Z-abcdef"
+    obstore.put(client, f"versions/{later}/chunks.db", b"half a version")
+    assert onetool_code.status(path=store, format="json")["project"] == first["project"]
+    assert later not in json.dumps(onetool_code.status(path=store, format="json"))
+
+
+def test_keep_prunes_old_versions(capsys, store, sample_index):
+    for _ in range(3):
+        _publish(capsys, store, sample_index.root)
+    assert len(_versions(store)) == 3
+    out = _publish(capsys, store, sample_index.root, "--keep", "2")
+    assert "removed 2 older version" in out
+    kept = _versions(store)
+    assert len(kept) == 2
+    latest = json.loads(bytes(obstore.get(_client(store), "manifest.json").bytes()))
+    assert latest["version"] == kept[-1]
+
+
+def _tampered(url: str, change) -> None:
+    """The newest manifest rewritten by ``change`` (a store whose writer is not to be trusted)."""
+    client = _client(url)
+    data = json.loads(bytes(obstore.get(client, "manifest.json").bytes()))
+    change(data, client)
+    obstore.put(client, "manifest.json", json.dumps(data).encode())
+
+
+def test_a_corrupted_object_is_refused(capsys, store, sample_index, tmp_path, monkeypatch):
+    _publish(capsys, store, sample_index.root)
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(tmp_path / "cache"))
+
+    def corrupt(data, client):
+        item = next(i for i in data["items"] if i["key"].endswith("/chunks.db"))
+        body = bytearray(bytes(obstore.get(client, item["key"]).bytes()))
+        body[len(body) // 2] ^= 0xFF  # the same size: only the sha256 can tell
+        obstore.put(client, item["key"], bytes(body))
+
+    _tampered(store, corrupt)
+    answer = onetool_code.search(query=QUERY, path=store, base_url=sample_index.base_url)
+    assert answer.startswith("Error:") and "sha256" in answer
+
+
+def test_a_manifest_naming_an_object_outside_its_version_is_refused(capsys, store, sample_index, tmp_path, monkeypatch):
+    _publish(capsys, store, sample_index.root)
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(tmp_path / "cache"))
+
+    def escape(data, client):
+        data["items"][0]["key"] = f"versions/{data['version']}/../../../../.ssh/authorized_keys"
+
+    _tampered(store, escape)
+    answer = onetool_code.search(query=QUERY, path=store, base_url=sample_index.base_url)
+    assert answer.startswith("Error:") and "outside its version" in answer
+    assert not list((tmp_path / "cache").rglob("authorized_keys"))
+
+
+def test_a_newer_manifest_format_is_refused_with_a_message(capsys, store, sample_index, tmp_path, monkeypatch):
+    _publish(capsys, store, sample_index.root)
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(tmp_path / "cache"))
+    _tampered(store, lambda data, client: data.update(format=manifest.FORMAT + 1))
+    answer = onetool_code.search(query=QUERY, path=store, base_url=sample_index.base_url)
+    assert answer.startswith("Error:") and "upgrade onetool-code" in answer
+
+
+def test_a_credential_is_never_printed(capsys, seaweedfs, store, sample_index, tmp_path, monkeypatch, spans):
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(tmp_path / "cache"))
+    secret = seaweedfs.secret_key
+    # Every kind of failure: nothing published, a wrong secret, a store that cannot be reached, and a success.
+    seen = [onetool_code.search(query=QUERY, path=store, base_url=sample_index.base_url)]
+    _publish(capsys, store, sample_index.root)
+    seen.append(onetool_code.status(path=store))
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", secret + "-wrong")
+    seen.append(onetool_code.search(query=QUERY, path=store.replace("sample", "other"), base_url=sample_index.base_url))
+    seen.append(str(cli.main(["publish", store, "--path", str(sample_index.root)])))
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+    seen.append(onetool_code.search(query=QUERY, path=store.replace("sample", "third"), base_url=sample_index.base_url))
+    captured = capsys.readouterr()
+    seen += [captured.out, captured.err, *(r.getMessage() for r in spans)]
+    assert any("refused access" in s or "cannot be reached" in s for s in seen)
+    assert not [s for s in seen if secret in s]
+
+
+def test_a_stopped_store_answers_from_the_cached_version_with_its_age(
+    capsys, store, sample_index, tmp_path, monkeypatch
+):
+    _publish(capsys, store, sample_index.root)
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("ONETOOL_CODE_REFRESH", "0")
+    fresh = _search(store, base_url=sample_index.base_url)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")  # nothing listens there: a store that is down
+    stale = _search(store, base_url=sample_index.base_url)
+    assert stale["results"] == fresh["results"]
+    assert "cannot be reached" in stale["notice"] and "published" in stale["notice"] and " ago" in stale["notice"]
+
+
+def test_no_cached_version_and_no_store_is_one_clear_error(store, tmp_path, monkeypatch):
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+    answer = onetool_code.search(query=QUERY, path=store)
+    assert answer.startswith("Error:") and "cannot be reached" in answer and "no version" in answer
+    assert answer.count("\n") == 0
+
+
+def test_plain_http_to_another_machine_is_refused(store, monkeypatch, tmp_path):
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://192.0.2.1:8333")
+    answer = onetool_code.search(query=QUERY, path=store)
+    assert answer.startswith("Error:") and "plain HTTP" in answer
+
+
+def test_an_unchanged_version_is_never_downloaded_twice(capsys, store, sample_index, tmp_path, monkeypatch, spans):
+    _publish(capsys, store, sample_index.root)
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("ONETOOL_CODE_REFRESH", "0")  # every search asks the store
+    for _ in range(3):
+        _search(store, base_url=sample_index.base_url)
+        index.reset()
+    fetched = [r.getMessage() for r in spans if "fetched version" in r.getMessage()]
+    assert len(fetched) == 1
+    folders = [p for p in (tmp_path / "cache" / "published").glob("*/*") if p.is_dir()]
+    assert len(folders) == 1
+
+
+def test_a_new_version_is_picked_up_within_refresh(capsys, store, sample_index, tmp_path, monkeypatch):
+    _publish(capsys, store, sample_index.root)
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("ONETOOL_CODE_REFRESH", "3600")
+    before = onetool_code.status(path=store, format="json")
+    # A new version of another state of the project: a file gone from it.
+    root = tmp_path / "v2" / "project"
+    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".chunkhound"))
+    (root / "src" / "bookshelf" / "errors.py").unlink()
+    build_index(root, sample_index.base_url)
+    _publish(capsys, store, root)
+    assert onetool_code.status(path=store, format="json")["project"] == before["project"]  # within refresh
+    monkeypatch.setenv("ONETOOL_CODE_REFRESH", "0")
+    after = onetool_code.status(path=store, format="json")
+    assert after["project"] != before["project"]
+    assert after["files"] == before["files"] - 1
+
+
+def test_a_store_url_mixes_with_local_roots(capsys, store, sample_index, tmp_path, monkeypatch):
+    _publish(capsys, store, sample_index.root)
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(tmp_path / "cache"))
+    answer = api.search(
+        query=QUERY, path=[store, str(sample_index.root)], base_url=sample_index.base_url, format="compact"
+    )
+    assert "error" not in answer
+    assert len({e.split(":")[0] for e in answer["results"] if isinstance(e, str)}) == 2
+
+
+def test_a_file_url_is_a_shared_disk(capsys, sample_index, tmp_path, monkeypatch):
+    url = f"file://{tmp_path / 'shared'}"
+    _publish(capsys, url, sample_index.root)
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(tmp_path / "cache"))
+    assert _search(url, base_url=sample_index.base_url)["results"]
+
+
+def test_the_manifest_names_what_was_published(capsys, store, sample_index):
+    _publish(capsys, store, sample_index.root)
+    data = json.loads(bytes(obstore.get(_client(store), "manifest.json").bytes()))
+    assert data["format"] == manifest.FORMAT and data["chunks"] > 0 and data["files"] > 0
+    assert data["models"] and {"provider", "model", "dims", "count"} <= set(data["models"][0])
+    db = next(i for i in data["items"] if i["key"].endswith("/chunks.db"))
+    assert db["sha256"] == hashlib.sha256(sample_index.db.read_bytes()).hexdigest()
+
+
+def test_a_long_lived_host_checks_in_the_background(capsys, store, sample_index, tmp_path, monkeypatch):
+    """The MCP server's and the pack's way: a due check never holds a search up; the next search after it
+    answers from the new version."""
+    _publish(capsys, store, sample_index.root)
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("ONETOOL_CODE_REFRESH", "0")
+    index.refresh_in_background()
+    before = onetool_code.status(path=store, format="json")["project"]
+    root = tmp_path / "v2" / "project"
+    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".chunkhound"))
+    (root / "src" / "bookshelf" / "errors.py").unlink()
+    build_index(root, sample_index.base_url)
+    _publish(capsys, store, root)
+    assert onetool_code.status(path=store, format="json")["project"] == before  # the check runs meanwhile
+    deadline = time.monotonic() + 30
+    while onetool_code.status(path=store, format="json")["project"] == before:
+        assert time.monotonic() < deadline, "the new version was never picked up"
+        time.sleep(0.1)
+
+
+def test_a_refused_new_version_leaves_the_cached_one_answering(capsys, store, sample_index, tmp_path, monkeypatch):
+    _publish(capsys, store, sample_index.root)
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("ONETOOL_CODE_REFRESH", "0")
+    fresh = _search(store, base_url=sample_index.base_url)
+    _tampered(store, lambda data, client: data.update(format=manifest.FORMAT + 1))
+    stale = _search(store, base_url=sample_index.base_url)
+    assert stale["results"] == fresh["results"]
+    assert "upgrade onetool-code" in stale["notice"] and "answering from version" in stale["notice"]
+
+
+def test_the_pack_and_a_workspace_take_a_store_url(capsys, store, sample_index, tmp_path, monkeypatch):
+    from onetool_code import pack
+
+    _publish(capsys, store, sample_index.root)
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("CHUNKHOUND_EMBEDDING__BASE_URL", sample_index.base_url)
+    assert pack.search(query=QUERY, path=store) == onetool_code.search(query=QUERY, path=store)
+    assert "not on this machine" in pack.search(query=QUERY, path=store)
+    # A workspace file naming the store beside a local root: the URL is kept as written, not made a path.
+    workspaces = tmp_path / "workspaces.json"
+    workspaces.write_text(json.dumps({"mixed": [store, str(sample_index.root)]}))
+    assert cli.main(["search", QUERY, "--workspace", str(workspaces), "--path", "@mixed", "--format", "json"]) == 0
+    found = json.loads(capsys.readouterr().out)["results"]
+    assert len({r["repository"] for r in found}) == 2
+
+
+def test_the_mcp_server_serves_a_store_url(capsys, store, sample_index, tmp_path, monkeypatch):
+    from test_mcp_server import talk, text
+
+    _publish(capsys, store, sample_index.root)
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(tmp_path / "cache"))
+
+    async def scenario(session):
+        return await session.call_tool("search", {"query": QUERY})
+
+    result = talk(tmp_path, ["--path", store, "--base-url", sample_index.base_url], scenario)
+    assert not result.isError and "not on this machine" in text(result)
+
+
+def test_keys_from_the_aws_credentials_file(capsys, seaweedfs, store, sample_index, tmp_path, monkeypatch):
+    """No key in the environment: the AWS tools' shared credentials file, profile AWS_PROFILE, is read."""
+    _publish(capsys, store, sample_index.root)
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+    credentials = tmp_path / "credentials"
+    credentials.write_text(
+        f"[default]\naws_access_key_id = nobody\naws_secret_access_key = wrong-secret-xyz\n\n"
+        f"[ci]\naws_access_key_id = {seaweedfs.access_key}\naws_secret_access_key = {seaweedfs.secret_key}\n"
+    )
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(credentials))
+    refused = onetool_code.search(query=QUERY, path=store, base_url=sample_index.base_url)
+    assert refused.startswith("Error:") and "wrong-secret-xyz" not in refused
+    monkeypatch.setenv("AWS_PROFILE", "ci")
+    assert _search(store, base_url=sample_index.base_url)["results"]
+
+
+def test_a_killed_download_is_resumed_and_verified(capsys, store, sample_index, tmp_path, monkeypatch):
+    _publish(capsys, store, sample_index.root)
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(cache))
+    latest = json.loads(bytes(obstore.get(_client(store), "manifest.json").bytes()))
+    db = next(i for i in latest["items"] if i["key"].endswith("/chunks.db"))
+    body = bytes(obstore.get(_client(store), db["key"]).bytes())
+    # What a fetch killed halfway through chunks.db leaves: its first half, in the version's partial folder.
+    from onetool_code.published.replica import folder
+    from onetool_code.published.store import Location
+
+    home = folder(Location.parse(store), settings.store_environment())
+    partial = home / f"{latest['version']}.partial" / latest["project"] / ".chunkhound" / "db" / "chunks.db"
+    partial.parent.mkdir(parents=True)
+    partial.write_bytes(body[: len(body) // 2])
+    assert _search(store, base_url=sample_index.base_url)["results"]
+    fetched = home / latest["version"] / latest["project"] / ".chunkhound" / "db" / "chunks.db"
+    assert hashlib.sha256(fetched.read_bytes()).hexdigest() == db["sha256"]
+    # A partial file that is not a prefix of the object is caught by its sha256, and fetched again whole next time.
+    shutil.rmtree(home)
+    partial.parent.mkdir(parents=True)
+    partial.write_bytes(b"\0" * (len(body) // 2))
+    answer = onetool_code.search(query=QUERY, path=store, base_url=sample_index.base_url)
+    assert answer.startswith("Error:") and "sha256" in answer
+    assert _search(store, base_url=sample_index.base_url)["results"]
+
+
+READER = """
+import json, sys, time
+from pathlib import Path
+import onetool_code
+from onetool_code.published import replica
+
+fetches = []
+fetch = replica._fetch
+replica._fetch = lambda store, found, home: (fetches.append(found.version), fetch(store, found, home))[1]
+url, out, stop = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
+with out.open("w") as log:
+    while not stop.exists():
+        status = onetool_code.status(path=url, format="json")
+        found = onetool_code.search(query="config", path=url, mode="lexical", format="json")
+        record = {"at": time.time(), "status": status, "search": found, "fetches": list(fetches)}
+        log.write(json.dumps(record) + "\\n")
+        log.flush()
+"""
+
+
+def test_many_machines_at_once(capsys, seaweedfs, store, sample_index, tmp_path, monkeypatch):
+    """Four readers (four machines: a cache each) search in a loop while the store goes down and comes back and
+    a new version is published: every answer is from one whole version, the store's absence costs notes and
+    never an error, each reader sees the new version within refresh plus one search, and no version is
+    fetched twice."""
+    from tooling.tcp_proxy import Proxy
+
+    refresh = 0.5
+    _publish(capsys, store, sample_index.root)
+    root = tmp_path / "v2" / "project"
+    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".chunkhound"))
+    (root / "src" / "bookshelf" / "errors.py").unlink()
+    build_index(root, sample_index.base_url)
+    proxy = Proxy(int(seaweedfs.endpoint.rsplit(":", 1)[1]))
+    stop = tmp_path / "stop"
+    readers = []
+    for n in range(4):
+        env = {
+            **os.environ, "AWS_ENDPOINT_URL": proxy.endpoint, "ONETOOL_CODE_REFRESH": str(refresh),
+            "ONETOOL_CODE_CACHE_DIR": str(tmp_path / f"machine-{n}"),
+        }  # fmt: skip
+        log = tmp_path / f"reader-{n}.jsonl"
+        readers.append((log, subprocess.Popen([sys.executable, "-c", READER, store, str(log), str(stop)], env=env)))
+    try:
+        logs = [log for log, _ in readers]
+        _until(lambda: all(len(_records(log)) >= 2 for log in logs))
+        proxy.stop()
+        stopped = time.time()
+        time.sleep(2 * refresh + 0.5)
+        proxy.start()
+        _publish(capsys, store, root)
+        published_at = time.time()
+        _until(lambda: all(_records(log)[-1]["status"]["files"] == 28 for log in logs))
+    finally:
+        stop.touch()
+        for _, process in readers:
+            process.wait(30)
+        proxy.stop()
+    notes = 0
+    for log in logs:
+        records = _records(log)
+        versions: dict[str, int] = {}
+        for record in records:
+            status, found = record["status"], record["search"]
+            assert "error" not in status and "error" not in found, (status, found)
+            assert versions.setdefault(status["project"], status["files"]) == status["files"]  # one whole version
+            notes += "cannot be reached" in (found.get("notice") or "")
+        assert sorted(versions.values()) == [28, 29]
+        first_new = next(r for r in records if r["status"]["files"] == 28)
+        slowest = max(b["at"] - a["at"] for a, b in itertools.pairwise(records))
+        assert first_new["at"] - published_at <= refresh + 2 * slowest
+        assert len(records[-1]["fetches"]) == len(set(records[-1]["fetches"])) == 2
+    assert notes, "no reader said the store could not be reached while it was down"
+    assert stopped < published_at
+
+
+def _records(log) -> list[dict]:
+    lines = log.read_text().splitlines() if log.exists() else []
+    return [json.loads(line) for line in lines if line.endswith("}")]
+
+
+def _until(condition, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.1)
+
+
+def test_a_repository_cannot_name_a_store(capsys, store, sample_index, project, tmp_path, monkeypatch):
+    """A store is named only by the caller: a repository's ``.chunkhound.json`` naming one as its index is a path
+    inside the repository like any other, and nothing is fetched."""
+    _publish(capsys, store, sample_index.root)
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(cache))
+    (project.root / ".chunkhound.json").write_text(json.dumps({"database": {"path": store}}))
+    answer = onetool_code.search(query=QUERY, path=str(project.root), base_url=sample_index.base_url)
+    assert answer.startswith("Error: No index at") and str(project.root / "s3:") in answer
+    assert not (cache / "published").exists()
