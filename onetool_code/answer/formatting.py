@@ -64,7 +64,7 @@ def render_search(
     results: list[Result], request: Request, next_offset: int | None, notice: str | None = None
 ) -> str | dict[str, Any]:
     """The answer from shaped results; ``notice`` (``engine.Ranked.notice``) is said first when given."""
-    if not results and request.format == "text":
+    if not results and request.format == "text" and next_offset is None:
         return "\n".join((f"No results found for: {_echo(request)}", *((f"Note: {shown(notice)}",) if notice else ())))
     view = _View(results, [r.content is not None for r in results], [True] * len(results), len(results))
     view.notice = notice
