@@ -10,13 +10,12 @@ import itertools
 import json
 
 import pytest
+from conftest import compact_rows, read_compact
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from conftest import compact_rows, read_compact
 
 import onetool_code
 from onetool_code import request
-from onetool_code.answer import formatting
 from onetool_code.answer.formatting import INDENT, render_search
 from onetool_code.answer.merging import Placed, merge
 from onetool_code.answer.shaping import shape
