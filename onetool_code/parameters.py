@@ -102,8 +102,8 @@ CONTENT = Parameter(
 )  # fmt: skip
 FORMAT = Parameter(
     "format", "text", '"text" (the default), "json" (a dict of results with full field names) or "compact" '
-    "(no bigger than text: a JSON line of hits as a file, then its results as rows [start, end, what, score, "
-    "preview lines?, {details}?], then the preview and code lines the rows count, as they are).",
+    "(JSON no bigger than text but for its escapes: hits as a file, then its results as rows [start, end, what, "
+    "score, preview?, {details}?]).",
     default="text", choices=("text", "json", "compact"),
 )  # fmt: skip
 MAX_BYTES = Parameter(
