@@ -119,7 +119,7 @@ def _answer(s: Span, located: settings.Located, req: request.Request) -> Result:
     resolved = located.settings
     ranked = rank(resolved, shaping.asked(req))
     s.add(resultCount=len(ranked.hits))
-    results, next_offset = shaping.fill(ranked.hits, req, resolved.project_root, ranked.next_offset)
+    results, next_offset = shaping.fill(ranked.hits, req, resolved.project_root, ranked.next_offset, ranked.above)
     return formatting.render_search(results, req, next_offset, ranked.notice)
 
 
@@ -160,7 +160,9 @@ def run_related(
         s.add(resultCount=len(ranked.hits))
         # No words were asked for: no line of a hit is a match to list (the echo keeps the place).
         wordless = replace(req, queries=("",))
-        results, next_offset = shaping.fill(ranked.hits, wordless, resolved.project_root, ranked.next_offset)
+        results, next_offset = shaping.fill(
+            ranked.hits, wordless, resolved.project_root, ranked.next_offset, ranked.above
+        )
         return formatting.render_search(results, req, next_offset, ranked.notice)
 
 

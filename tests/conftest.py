@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import shutil
@@ -105,12 +106,31 @@ def ranked(root: Path, base_url: str | None, query: str, **options):
     return engine.run(resolved, req)
 
 
-def compact_rows(answer: dict) -> list[tuple[str, int, int, list]]:
+def read_compact(answer: str) -> dict:
+    """A compact search answer read back as the README tells a client to: its first line is JSON, and each row's
+    preview (a number after the score) and code (``c`` in its details) are that many of the lines after it, in
+    row order. They are put back into the row as strings (its lines joined by line breaks)."""
+    head, *below = answer.split("\n")
+    envelope = json.loads(head)
+    lines = iter(below)
+    for row in envelope.get("results", []):
+        if isinstance(row, str):
+            continue
+        at = 3 if isinstance(row[1], str) else 4  # after [line, what, score] or [start, end, what, score]
+        if len(row) > at and isinstance(row[at], int):
+            row[at] = "\n".join(next(lines) for _ in range(row[at]))
+        if isinstance(row[-1], dict) and "c" in row[-1]:
+            row[-1]["c"] = "\n".join(next(lines) for _ in range(row[-1]["c"]))
+    assert next(lines, None) is None, "lines no row claims"
+    return envelope
+
+
+def compact_rows(answer: dict | str) -> list[tuple[str, int, int, list]]:
     """Each result of a compact answer as (file, start, end, row): a string in ``results`` names the file of the
     rows after it (``repository:path`` in a workspace), a row is ``[start, end, what, score, preview?, details?]``,
     or ``[line, what, score, ...]`` for one line."""
     rows, where = [], None
-    for entry in answer["results"]:
+    for entry in (read_compact(answer) if isinstance(answer, str) else answer).get("results", []):
         if isinstance(entry, str):
             where = entry
         else:

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import build_index, compact_rows
+from conftest import build_index, compact_rows, read_compact
 
 import onetool_code
 from onetool_code import advice, agents, cli, progress
@@ -41,7 +41,7 @@ def test_search_with_every_option(capsys, sample_index):
         "--exclude", "test", "--expand", "2", "--content", "always", "--max-bytes", "4000", "--format", "compact",
     )  # fmt: skip
     assert code == 0, err
-    answer = json.loads(out)
+    answer = read_compact(out.removesuffix("\n"))
     assert answer["count"] <= 3 and all(where.endswith((".py", ".go")) for where, *_ in compact_rows(answer))
 
 
@@ -81,7 +81,8 @@ def test_every_format_fits_the_budget_as_printed(capsys, sample_index, fmt, budg
     assert (code, err) == (0, "")
     assert len(out.removesuffix("\n").encode()) <= budget
     if fmt != "text":
-        assert json.loads(out)["count"] >= (1 if budget > 500 else 0)
+        answer = read_compact(out.removesuffix("\n")) if fmt == "compact" else json.loads(out)
+        assert answer["count"] >= (1 if budget > 500 else 0)
 
 
 LOANS = "admin/src/main/java/org/bookshelf/admin/LoanService.java"
@@ -124,7 +125,7 @@ def test_a_long_result_names_the_definition_the_query_is_about(
     assert [line.strip() for line in top["preview"].split("\n")] == [line.partition(": ")[2] for line in preview]
     assert top["match_lines"] and set(top["match_lines"]) <= set(range(lines[0], lines[1] + 1))
     code, out, err = run(capsys, "search", query, *where, "--content", "never", "--format", "compact")
-    (_, _, _, row), *_ = compact_rows(json.loads(out))
+    (_, _, _, row), *_ = compact_rows(read_compact(out.removesuffix("\n")))
     assert row[4] == "\n".join(preview) and row[5]["d"].startswith(f"method {method}, ")
 
 

@@ -64,7 +64,7 @@ def render_search(
     results: list[Result], request: Request, next_offset: int | None, notice: str | None = None
 ) -> str | dict[str, Any]:
     """The answer from shaped results; ``notice`` (``engine.Ranked.notice``) is said first when given."""
-    if not results and request.format == "text":
+    if not results and request.format == "text" and next_offset is None:
         return "\n".join((f"No results found for: {_echo(request)}", *((f"Note: {shown(notice)}",) if notice else ())))
     view = _View(results, [r.content is not None for r in results], [True] * len(results), len(results))
     view.notice = notice
@@ -192,15 +192,17 @@ def _render(view: _View, request: Request, next_offset: int | None) -> str | dic
     answer: dict[str, Any] = {"query": _echo(request)} if request.format == "json" else {}
     if view.notice:
         answer["notice"] = view.notice
+    below: list[str] = []  # compact's lines after its JSON line: previews and code, as text shows them
     if request.format == "compact":
-        answer.update(count=view.shown, results=_compact(view, request))
+        # An empty compact answer is its count: ``"results":[]`` made it bigger than text's "No results found".
+        answer.update(count=view.shown, **({"results": _compact(view, request, below)} if view.shown else {}))
     else:
         answer.update(count=view.shown, results=[_item(view, i, request) for i in range(view.shown)])
     if following is not None:
         answer["next_offset"] = following
     if view.left_out:
         answer["left_out"] = _hint(view, request)
-    return answer
+    return "\n".join((as_text(answer), *below)) if request.format == "compact" else answer
 
 
 def _item(view: _View, i: int, request: Request) -> dict[str, Any]:
@@ -227,33 +229,38 @@ def _item(view: _View, i: int, request: Request) -> dict[str, Any]:
     return out
 
 
-def _compact(view: _View, request: Request) -> list[str | list[Any]]:
-    """What the text answer says, as JSON that costs about what that text costs: as text does, the file (as text
-    names it: ``repository:path`` in a workspace) is said once before its results (they are next to each other),
-    here as a string; then a row per result (``_compact_row``). Keys repeated on every result, a path repeated for
-    each of a file's results and fields text leaves out made compact cost more than text."""
+def _compact(view: _View, request: Request, below: list[str]) -> list[str | list[Any]]:
+    """What the text answer says, in fewer bytes: as text does, the file (as text names it: ``repository:path``
+    in a workspace) is said once before its results (they are next to each other), here as a string; then a row
+    per result (``_compact_row``). Keys repeated on every result, a path repeated for each of a file's results and
+    fields text leaves out made compact cost more than text; so did code inside JSON strings, where every line
+    break, quote and backslash costs a byte more: previews and code are lines of their own after the JSON
+    (``below``), as text shows them, and a row says how many of them are its own."""
     out: list[str | list[Any]] = []
     where = None
     for i in range(view.shown):
         if view.results[i].where != where:
             where = view.results[i].where
             out.append(where)
-        out.append(_compact_row(view, i, request))
+        out.append(_compact_row(view, i, request, below))
     return out
 
 
-def _compact_row(view: _View, i: int, request: Request) -> list[Any]:
+def _compact_row(view: _View, i: int, request: Request, below: list[str]) -> list[Any]:
     """``[start, end, what, score]`` (``[line, what, score]`` for one line, as text writes ``:45``), then the
-    preview when text shows one (a string: its ``N: line`` lines), then a dict of the rest text shows under the result's line, when there is any: ``d`` the definitions inside, ``m``
-    the other matching lines (``3-5,9``), ``c`` the code (its language is the file's), ``cs`` the line it starts at
-    when that is not the result's first and ``cl`` its length when it is not the result's range or not all of it
-    is shown (the rest: lines ``cs + shown``..``cs + cl - 1``), ``note``, ``q`` the batch's queries it answers."""
+    number of preview lines when text shows a preview (its ``N: line`` lines, next in ``below``), then a dict of
+    the rest text shows under the result's line, when there is any: ``d`` the definitions inside, ``m`` the other
+    matching lines (``3-5,9``), ``c`` the number of code lines shown (next in ``below``; their language is the
+    file's), ``cs`` the line the code starts at when that is not the result's first and ``cl`` its length when it
+    is not the result's range or not all of it is shown (the rest: lines ``cs + c``..``cs + cl - 1``), ``note``,
+    ``q`` the batch's queries it answers."""
     r = view.results[i]
     defined, preview, matches = _under(view, i)
     lines_of = [r.start_line] if r.start_line == r.end_line else [r.start_line, r.end_line]
     row: list[Any] = [*lines_of, _what(r), _score(r.score, 2)]
     if preview:
-        row.append("\n".join(preview))
+        row.append(len(preview))
+        below.extend(shown(line) for line in preview)
     details: dict[str, Any] = {}
     if defined:
         details["d"] = defined
@@ -261,7 +268,8 @@ def _compact_row(view: _View, i: int, request: Request) -> list[Any]:
         details["m"] = ranges(matches, ",")
     if view.content[i]:
         code, truncated = _content_of(view, i)
-        details["c"] = "\n".join(code)
+        details["c"] = len(code)
+        below.extend(code)
         if r.content_start != r.start_line:
             details["cs"] = r.content_start
         if truncated or (r.content_start, r.content_last_line) != (r.start_line, r.end_line):

@@ -132,21 +132,38 @@ def shape(hits: Sequence[Hit], request: Request, project_root: Path) -> list[Res
 
 
 def fill(
-    candidates: Sequence[Hit], request: Request, project_root: Path, next_offset: int | None
+    candidates: Sequence[Hit],
+    request: Request,
+    project_root: Path,
+    next_offset: int | None,
+    above: Sequence[Hit] = (),
 ) -> tuple[list[Result], int | None]:
     """A full page: the results of as many of ``candidates`` (best first, each with its ``rank`` in the whole
     list) as make ``request.limit`` results once merged, and the offset of the first one left for the next page
     (``next_offset``, the candidates' end, when all were used). Merging folds the pieces of one definition, a
     class and its methods, into one result; the page then fills from further down rather than coming back short.
+    A candidate whose lines a hit of an earlier page (``above``) showed, placed as it was then, is passed over:
+    the pieces of a class shown whole on page 1 are not that class again on page 2.
     """
     sources = SourceFiles(project_root)
+    files = {hit.file_path for hit in candidates}
+    shown = [whole_definition(hit, sources) for hit in above if hit.file_path in files]
     used: list[Placed] = []
     for hit in candidates:
         placed = whole_definition(hit, sources)
+        if any(_covers(earlier, placed) for earlier in shown):
+            continue
         if len(merge([*used, placed])) > request.limit:
             return _results(used, request, sources), hit.rank
         used.append(placed)
     return _results(used, request, sources), next_offset
+
+
+def _covers(earlier: Placed, placed: Placed) -> bool:
+    """Whether every line of ``placed`` is in ``earlier``'s (ranges of the file's lines, or ChunkHound's ranges
+    when neither is in the file)."""
+    same = (earlier.hit.file_path, earlier.placement.in_file) == (placed.hit.file_path, placed.placement.in_file)
+    return same and earlier.start_line <= placed.start_line and placed.end_line <= earlier.end_line
 
 
 def _results(placed: Sequence[Placed], request: Request, sources: SourceFiles) -> list[Result]:

@@ -13,7 +13,7 @@ reads the file briefly, never across the embeddings request (``index``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from onetool_code import index
 from onetool_code.hits import Hit
@@ -28,12 +28,14 @@ class Ranked:
 
     Each hit's ``rank`` is its place in the query's whole ranked list, so that an answer cut short by its byte
     budget can name the offset of the first hit it left out. ``notice`` says, in one line, when the answer
-    is not what the mode promised (hybrid answering by words only, and why).
+    is not what the mode promised (hybrid answering by words only, and why). ``above``: the hits of the pages
+    before this one (``offset`` > 0), so that a hit whose lines one of them showed is not shown again.
     """
 
     hits: list[Hit]
     next_offset: int | None = None
     notice: str | None = None
+    above: list[Hit] = field(default_factory=list)
 
 
 def run(settings: Settings, request: Request, shared: query_vectors.Shared | None = None) -> Ranked:
@@ -73,7 +75,8 @@ def paged(request: Request, hits: Sequence[Hit], notice: str | None) -> Ranked:
     on past it (it was fetched one deeper than the page to tell: ``Request.depth``)."""
     end = request.offset + request.limit
     page = ranking.page(hits, request.offset, end)
-    return Ranked(page, end if len(hits) > end else None, _joined(notice, ranking.unscored(page)))
+    following = end if len(hits) > end else None
+    return Ranked(page, following, _joined(notice, ranking.unscored(page)), ranking.dedupe(hits[: request.offset]))
 
 
 def _joined(*notices: str | None) -> str | None:

@@ -10,12 +10,12 @@ import itertools
 import json
 
 import pytest
+from conftest import compact_rows, read_compact
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import onetool_code
 from onetool_code import request
-from onetool_code.answer import formatting
 from onetool_code.answer.formatting import INDENT, render_search
 from onetool_code.answer.merging import Placed, merge
 from onetool_code.answer.shaping import shape
@@ -322,21 +322,19 @@ def test_definitions_say_a_shared_label_once(tmp_path):
 
 
 def test_compact_is_the_text_answer_as_rows(tmp_path):
-    """Each file once, as text names it, then its results' rows: ``[start, end, what, score]``, the preview text
-    shows, and a dict of the rest (``m`` other matching lines, ``c`` code)."""
+    """A JSON line: each file once, as text names it, then its results' rows: ``[start, end, what, score]``, how
+    many lines of preview text shows, and a dict of the rest (``m`` other matching lines, ``c`` how many lines of
+    code); then those lines, as they are, row by row."""
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "a.py").write_text("import os\n\ndef load(): pass\n")
     answer = render(
         [hit("src/a.py", 3, ["def load(): pass"], 0.4567, "load")], tmp_path, format="compact", query="load"
     )
-    assert answer == {
-        "count": 1,
-        "results": ["src/a.py", [3, "function load", 0.46, {"m": "3", "c": "def load(): pass"}]],
-    }
+    assert answer == '{"count":1,"results":["src/a.py",[3,"function load",0.46,{"m":"3","c":1}]]}\ndef load(): pass'
     load = hit("b.py", 1, ["def load(path):", "    return open(path).read()"], 0.9, "load", cid=1)
     save = hit("b.py", 10, ["def save(path, text):", "    pass"], 0.8, "save", cid=2)
     hits = [*on_disk(tmp_path, load, save), *many(2)]
-    answer = render(hits, tmp_path, format="compact", query="load path", content="never")
+    answer = read_compact(render(hits, tmp_path, format="compact", query="load path", content="never"))
     text = render(hits, tmp_path, query="load path", content="never")
     assert answer["results"][0] == "b.py" and [row[:4] for row in answer["results"][1:3]] == [
         [1, 2, "function load", 0.9], [10, 11, "function save", 0.8],
@@ -368,7 +366,7 @@ def test_a_changed_file_falls_back_to_the_indexed_code_with_a_note(tmp_path):
 def test_no_results(tmp_path):
     assert render([], tmp_path, query="nothing here") == "No results found for: nothing here"
     assert render([], tmp_path, format="json", query="nothing") == {"query": "nothing", "count": 0, "results": []}
-    assert render([], tmp_path, format="compact", query="nothing") == {"count": 0, "results": []}
+    assert render([], tmp_path, format="compact", query="nothing") == '{"count":0}'
 
 
 # --- invariants over many inputs -----------------------------------------------------------------------
@@ -418,6 +416,10 @@ def test_invariants(tmp_path, project, max_bytes, fmt, content, query):
     )
     assert size <= max_bytes
     items = json_items(hits, tmp_path, content="always", max_bytes=1_000_000, query=query, limit=100)
+    whole = dict(max_bytes=1_000_000, query=query, limit=100)
+    compact = render(hits, tmp_path, format="compact", content="always", **whole)
+    assert len(compact.encode()) <= len(render(hits, tmp_path, content="always", **whole).encode())
+    assert_reads_back(compact, render(hits, tmp_path, format="json", content="always", **whole))
     # Lines a result may span: its file's hits, and the one-line gaps that merging bridges.
     allowed: dict[str, set[int]] = {}
     for h in hits:
@@ -512,16 +514,19 @@ REAL_SEARCHES = [
 ]
 
 
-def json_escapes(value: object) -> int:
-    """The bytes JSON adds inside the strings of ``value`` (``\\n``, ``\\t``, ``\\"``, ``\\\\``): what compact
-    pays over text for the same characters, and nothing else may cost it more than text."""
-    if isinstance(value, str):
-        return len(json.dumps(value, ensure_ascii=False).encode()) - len(value.encode()) - 2
-    if isinstance(value, dict):
-        return sum(json_escapes(v) for v in value.values())
-    if isinstance(value, list):
-        return sum(json_escapes(v) for v in value)
-    return 0
+def assert_reads_back(compact: str, answer: dict) -> None:
+    """The compact answer, read as the README says, holds the json answer's results: each one's file, lines,
+    score and code (what text shows of it)."""
+    envelope = read_compact(compact)
+    assert envelope["count"] == answer["count"] and envelope.get("next_offset") == answer.get("next_offset")
+    rows = compact_rows(envelope)
+    assert len(rows) == len(answer["results"])
+    for (where, start, end, row), item in zip(rows, answer["results"], strict=True):
+        assert (where, start, end) == (item["file_path"], item["start_line"], item["end_line"])
+        score = row[2 if start == end else 3]
+        assert score == item["score"] is None or abs(score - item["score"]) < 0.006
+        details = row[-1] if isinstance(row[-1], dict) else {}
+        assert details.get("c") == item.get("content")
 
 
 @pytest.mark.parametrize(("query", "mode"), REAL_SEARCHES)
@@ -529,16 +534,13 @@ def json_escapes(value: object) -> int:
 @pytest.mark.parametrize("limit", [3, 30])
 def test_compact_costs_no_more_than_text_for_the_same_answer(sample_index, query, mode, content, limit):
     """Compact is for callers that count bytes: for the same results (a budget that leaves nothing out), it is
-    no bigger than text but for JSON's escapes, which only code, mostly, has many of (a line break, a tab, a
-    quote, a backslash each cost a byte more): with no code shown, it is no bigger at all."""
+    no bigger than text, code shown or not, and it reads back to those results."""
     search = dict(
         query=query, path=str(sample_index.root), base_url=sample_index.base_url, mode=mode, content=content,
         limit=limit, max_bytes=1_000_000,
     )  # fmt: skip
     text = onetool_code.search(**search)
     compact = onetool_code.search(**search, format="compact")
-    assert compact["count"] == int(text.split()[1]) > 0  # the same results: "Found N results for: ..."
-    size = len(formatting.as_text(compact).encode())
-    assert size - json_escapes(compact) <= len(text.encode())
-    if not any("c" in part[-1] for part in compact["results"] if isinstance(part, list) and isinstance(part[-1], dict)):
-        assert size <= len(text.encode())
+    assert read_compact(compact)["count"] == int(text.split()[1]) > 0  # the same results: "Found N results for"
+    assert len(compact.encode()) <= len(text.encode())
+    assert_reads_back(compact, onetool_code.search(**search, format="json"))

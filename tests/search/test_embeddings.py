@@ -12,6 +12,7 @@ import time
 import types
 
 import pytest
+from conftest import read_compact
 
 import onetool_code
 from onetool_code import settings
@@ -197,7 +198,7 @@ def test_hybrid_answers_by_words_when_the_api_fails(sample_index, server, route,
     assert lines[1] == f"Note: answered by words only (lexical): {reason.format(url=server.url(route))}"
     assert any(line.startswith("1. ") for line in lines[2:4])  # after the file's path line when grouped
     assert any("hybrid fell back to lexical" in n for n in json.loads(spans[-1].getMessage())["notes"])
-    compact = search(sample_index, server.url(route), mode="hybrid", limit=3, format="compact")
+    compact = read_compact(search(sample_index, server.url(route), mode="hybrid", limit=3, format="compact"))
     assert compact["notice"] == lines[1].removeprefix("Note: ") and compact["count"] == 3
 
 

@@ -133,7 +133,8 @@ def test_following_next_offset_never_skips_a_hit_the_budget_left_out(sample_inde
             found = re.search(r"^More results: offset=(\d+)$", answer, re.M)
             following = int(found[1]) if found else None
         else:
-            results = answer["results"]
+            answer = conftest.read_compact(answer) if fmt == "compact" else answer
+            results = answer.get("results", [])
             rows = conftest.compact_rows(answer) if fmt == "compact" else []
             shown += (
                 [(where, start, end) for where, start, end, _ in rows]
@@ -522,7 +523,9 @@ def test_a_stored_vector_of_nan_is_never_a_nan_score_nor_a_meaning(project, cach
         )
     conftest.settled(project.db)
     query, nan_chunk = "search the catalogue", "services/catalog/retry.go:1-8"
-    semantic = search(project, query=query, mode="semantic", limit=3, format="compact", cache=cache)
+    semantic = conftest.read_compact(
+        search(project, query=query, mode="semantic", limit=3, format="compact", cache=cache)
+    )
     assert semantic["notice"] == (
         "1 result has no score: its vector in the index is zeros or NaN, which ChunkHound ranks first (re-index "
         "with a working embeddings model)"
@@ -532,7 +535,7 @@ def test_a_stored_vector_of_nan_is_never_a_nan_score_nor_a_meaning(project, cach
     assert all(isinstance(score, float) for _, score in placed[1:])
     text = search(project, query=query, mode="semantic", limit=3, cache=cache)
     assert f"1. {nan_chunk} import (no score)" in text.splitlines() and "nan)" not in text
-    hybrid = search(project, query=query, limit=10, format="compact", cache=cache)
+    hybrid = conftest.read_compact(search(project, query=query, limit=10, format="compact", cache=cache))
     assert "notice" not in hybrid and nan_chunk not in [place for place, _ in _compact_places(hybrid["results"])]
     assert onetool_code.related(file="services/catalog/retry.go", line=3, path=str(project.root), cache=cache) == (
         "Error: the chunk at services/catalog/retry.go:3 has no usable vector of openai/text-embedding-3-small in "
