@@ -180,7 +180,7 @@ async def _call(tool: Tool, arguments: Mapping[str, Any], notifications: _Notifi
             notifications.open = False  # the call is over (or cancelled): its thread's reads tell nobody now
     if outcome.error is not None:
         return _result(formatting.render_error(outcome.error, "text"), error=True)
-    # json and compact answers are dicts: sent as compact JSON text, as OneTool sends them.
+    # A json answer (and status or usages in compact) is a dict: sent as compact JSON text, as OneTool sends it.
     return _result(formatting.as_text(outcome.answer), error=False)
 
 

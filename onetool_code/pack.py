@@ -68,14 +68,14 @@ def search(
         rerank: Rerank the fused top with the reranker ChunkHound is configured with (default: when one is
             configured); false keeps the fused order.
         content: "auto" (code for 1-3 hits), "always" or "never".
-        format: "text" (the default), "json" (a dict of results with full field names) or "compact" (JSON no
-            bigger than text but for its escapes: hits as a file, then its results as rows [start, end, what,
-            score, preview?, {details}?]).
+        format: "text" (the default), "json" (a dict of results with full field names) or "compact" (never
+            bigger than text: a JSON line, hits as a file and its results as rows [start, end, what, score,
+            preview lines?, {details}?], then those preview and code lines as they are, counted in the rows).
         max_bytes: Response budget in bytes, 500-1,000,000 (default 5,000).
 
     Returns:
-        The hits as text (``Found N results for: ...``), a dict for json/compact (``{"results": [...], ...}``),
-        or ``Error: ...`` saying what went wrong and what to do (for example: not indexed, index in use).
+        The hits as text (``Found N results for: ...``), a dict for json (``{"results": [...], ...}``),
+        its JSON line and lines for compact, or ``Error: ...`` saying what went wrong and what to do (for example: not indexed, index in use).
 
     Example:
         code.search(query="where are auth tokens validated", exclude="test|mock", limit=5)
@@ -128,13 +128,14 @@ def search_batch(
         rerank: Rerank the fused top with the reranker ChunkHound is configured with (default: when one is
             configured); false keeps the fused order.
         content: "auto" (code for 1-3 hits), "always" or "never".
-        format: "text" (the default), "json" (a dict of results with full field names) or "compact" (JSON no
-            bigger than text but for its escapes: hits as a file, then its results as rows [start, end, what,
-            score, preview?, {details}?]).
+        format: "text" (the default), "json" (a dict of results with full field names) or "compact" (never
+            bigger than text: a JSON line, hits as a file and its results as rows [start, end, what, score,
+            preview lines?, {details}?], then those preview and code lines as they are, counted in the rows).
         max_bytes: Response budget in bytes, 500-1,000,000 (default 5,000).
 
     Returns:
-        The fused hits as text, a dict for json/compact (``{"results": [...], ...}``), or ``Error: ...``.
+        The fused hits as text, a dict for json (``{"results": [...], ...}``), its JSON line and lines for
+        compact, or ``Error: ...``.
 
     Example:
         code.search_batch(queries="session expiry|token refresh|logout", exclude="test")
@@ -202,9 +203,9 @@ def related(
         exclude: Drop paths containing any of these |-separated substrings (exclude="test|mock|fixture").
         expand: Lines of context, 0-200, before and after each hit, read from the file; implies code.
         content: "auto" (code for 1-3 hits), "always" or "never".
-        format: "text" (the default), "json" (a dict of results with full field names) or "compact" (JSON no
-            bigger than text but for its escapes: hits as a file, then its results as rows [start, end, what,
-            score, preview?, {details}?]).
+        format: "text" (the default), "json" (a dict of results with full field names) or "compact" (never
+            bigger than text: a JSON line, hits as a file and its results as rows [start, end, what, score,
+            preview lines?, {details}?], then those preview and code lines as they are, counted in the rows).
         max_bytes: Response budget in bytes, 500-1,000,000 (default 5,000).
 
     Returns:
@@ -244,9 +245,9 @@ def usages(
         language: Only these languages, |-separated (python|typescript|go; aliases like py, ts, rs work).
         include: Keep only paths containing one of these |-separated substrings (case-insensitive).
         exclude: Drop paths containing any of these |-separated substrings (exclude="test|mock|fixture").
-        format: "text" (the default), "json" (a dict of results with full field names) or "compact" (JSON no
-            bigger than text but for its escapes: hits as a file, then its results as rows [start, end, what,
-            score, preview?, {details}?]).
+        format: "text" (the default), "json" (a dict of results with full field names) or "compact" (never
+            bigger than text: a JSON line, hits as a file and its results as rows [start, end, what, score,
+            preview lines?, {details}?], then those preview and code lines as they are, counted in the rows).
         max_bytes: Response budget in bytes, 500-1,000,000 (default 5,000).
 
     Returns:

@@ -102,8 +102,8 @@ CONTENT = Parameter(
 )  # fmt: skip
 FORMAT = Parameter(
     "format", "text", '"text" (the default), "json" (a dict of results with full field names) or "compact" '
-    "(JSON no bigger than text but for its escapes: hits as a file, then its results as rows [start, end, what, "
-    "score, preview?, {details}?]).",
+    "(never bigger than text: a JSON line, hits as a file and its results as rows [start, end, what, score, "
+    "preview lines?, {details}?], then those preview and code lines as they are, counted in the rows).",
     default="text", choices=("text", "json", "compact"),
 )  # fmt: skip
 MAX_BYTES = Parameter(
