@@ -20,6 +20,7 @@ from onetool_code.names import stem
 # File names that stand for their folder: a package's or module's entry point, declaring and re-exporting it.
 HUB_NAMES = frozenset({"mod", "index", "__init__", "init"})
 PREFIX_SLACK = 3  # letters a stem may have past the other's end ("extractors" says ``extract``, not "httpexception")
+PREFIX_SAYS = 1.0  # ... and such a word counts half
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+")
 
 
@@ -46,15 +47,16 @@ def name_focus(path: str, query_stems: Collection[str]) -> float:
     own = name_words(path)
     if not own or not query_stems:
         return 0.0
-    said = sum(1 for word in own if any(_same(word, q) for q in query_stems))
-    return said / len(own)
+    return sum(max((_said(word, q) for q in query_stems), default=0.0) for word in own) / len(own)
 
 
-def _same(word: str, query: str) -> bool:
+def _said(word: str, query: str) -> float:
+    """1 for the same stem, ``PREFIX_SAYS`` for one the other's start, else 0."""
     if word == query:
-        return True
+        return 1.0
     short, long = sorted((word, query), key=len)
-    return len(short) >= 4 and len(long) - len(short) <= PREFIX_SLACK and long.startswith(short)
+    close = len(short) >= 4 and len(long) - len(short) <= PREFIX_SLACK and long.startswith(short)
+    return PREFIX_SAYS if close else 0.0
 
 
 # A statement that makes names of elsewhere part of this module's interface: Rust's ``pub use``, JavaScript's and

@@ -78,7 +78,7 @@ _TEST_PATH = re.compile(
     r"\.(test|spec)\.\w+$|(^|/)conftest\.py$"
 )
 _DOC_PATH = re.compile(
-    r"(^|/)(docs?|documentation|examples?|samples?|demos?)(/|$)|(^|/)(changelog|changes|history|news|readme|"
+    r"(^|/)[_.]?(docs?|documentation|examples?|samples?|demos?)(/|$)|(^|/)(changelog|changes|history|news|readme|"
     r"contributing|license)[^/]*$|\.(md|mdx|rst|txt|adoc)$",
     re.IGNORECASE,
 )
@@ -129,11 +129,11 @@ def hybrid(
         key: value * scale * prior(best[key], wants) * (QUALIFIED if key in qualified and not wants.tests else 1.0)
         for key, value in fused.items()
     }
+    _file_evidence(scored, wants)
     old = file_roles.legacy({key[0] for key in scored}, wants.words)
     for key in scored:
         if key[0] in old:
             scored[key] *= LEGACY
-    _file_evidence(scored, wants)
     order = sorted(scored, key=lambda key: (-scored[key], key[0], key[1], best[key].chunk_id))
     decayed = _spread([(key[0], scored[key]) for key in order])[:depth]
     return [replace(best[order[position]], score=score) for score, position in decayed]
@@ -179,6 +179,9 @@ def _file_evidence(scored: dict[tuple[str, int, int], float], wants: _Wants) -> 
     if top <= 0 or most <= 0:
         return
     for path, key in best.items():
+        if wants.code_name:  # ``Router``: its definition's file, not ``route_headers.go``, whose name starts so
+            scored[key] += top * COHERENT_FILE * sums[path] / most
+            continue
         named = _path_words(path, wants.keywords) / len(wants.keywords) if wants.keywords else 0.0
         focus = file_roles.name_focus(path, wants.stems)
         scored[key] += top * (PATH_WORDS * named + COHERENT_FILE * sums[path] / most + FILE_FOCUS * focus)
@@ -220,6 +223,8 @@ class _Wants:
         self.joined = _joined(query_words) if query_words else frozenset()
         self.stems = frozenset(stem(w) for w in keywords)
         self.words = frozenset(query_words)
+        # The query is one name written as code (``Router``, ``basic_format_args``), not a word ("quantize").
+        self.code_name = bool(names) and not prose and all(re.search("[A-Z_]", self.spelled.get(n, n)) for n in names)
         # A name among other words and with no qualifier may be incidental ("toString builder for ...");
         # ``QuerySet.bulk_create`` in a sentence is not.
         self.incidental = prose and not qualifiers
