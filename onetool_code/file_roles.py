@@ -76,10 +76,14 @@ def re_exports(code: str, path: str, names: Collection[str]) -> bool:
     """Whether the chunk's code re-exports one of ``names`` (lowercase): where a name is made public, which
     in a crate or package is often not where it is defined (``pub use axum_core::extract::FromRequest`` in
     ``extract/mod.rs``)."""
-    if not names:
+    lowered = code.lower()
+    if not any(name in lowered for name in names):  # most chunks: no regex
+        return False
+    hub_python = path.endswith(".py") and own_name(path) != PurePosixPath(path).name.split(".")[0]
+    if not hub_python and not any(word in lowered for word in ("pub ", "export", "__all__")):
         return False
     statements = [m.group() for m in _RE_EXPORT.finditer(code)]
-    if own_name(path) != PurePosixPath(path).name.split(".")[0] and path.endswith(".py"):
+    if hub_python:
         statements += [m.group() for m in _PY_IMPORT.finditer(code)]
     if not statements:
         return False
