@@ -44,7 +44,7 @@ import semble
 from onetool_code import names
 from onetool_code.index import lexical
 from onetool_code.index.store import STORE
-from onetool_code.search import ranking, retrieval
+from onetool_code.search import file_roles, ranking, retrieval
 
 # name -> (what it is, the constants that turn it off)
 ROWS: dict[str, tuple[str, dict[tuple[Any, str], Any]]] = {
@@ -70,6 +70,16 @@ ROWS: dict[str, tuple[str, dict[tuple[Any, str], Any]]] = {
         {(ranking, "DECLARATION"): 1.0},
     ),
     "fusion_k60": ("reciprocal-rank constant 60 (off: 10, as before)", {(ranking, "HYBRID_K"): 10}),
+    "file_focus": (
+        "the share of the file's own name the query says lifts its best hit",
+        {(ranking, "FILE_FOCUS"): 0.0},
+    ),
+    "hub_names": (
+        "a hub file (mod.rs, __init__.py, index.ts) goes by its folder's name",
+        {(file_roles, "HUB_NAMES"): frozenset()},
+    ),
+    "exported": ("a chunk re-exporting a name the query spells", {(ranking, "EXPORTED"): 1.0}),
+    "legacy": ("legacy copies (deprecated/, _compat/, v3/ beside v4/) below current code", {(ranking, "LEGACY"): 1.0}),
 }
 
 
@@ -83,17 +93,25 @@ def turned_off(constants: dict[tuple[Any, str], Any]) -> Iterator[None]:
     for (module, name), value in constants.items():
         setattr(module, name, value)
     STORE.clear()
+    _clear_caches()
     try:
         yield
     finally:
         for (module, name), value in saved.items():
             setattr(module, name, value)
         STORE.clear()
+        _clear_caches()
         if previous is None:
             del os.environ["ONETOOL_CODE_CACHE_DIR"]
         else:
             os.environ["ONETOOL_CODE_CACHE_DIR"] = previous
         shutil.rmtree(cache, ignore_errors=True)
+
+
+def _clear_caches() -> None:
+    """What is remembered of a path was computed with the constants before (a hub file's name)."""
+    file_roles.own_name.cache_clear()
+    file_roles.name_words.cache_clear()
 
 
 def semble_split() -> dict[str, Any]:

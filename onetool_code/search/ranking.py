@@ -25,9 +25,11 @@ from onetool_code.names import (
     identifiers,
     names_in,
     spellings,
+    stem,
     written,
 )
 from onetool_code.schema import Filters
+from onetool_code.search import file_roles
 
 RRF_K = 60
 
@@ -50,10 +52,13 @@ OTHER_CASE = 0.5  # ... in another case than the query writes it (``fn serialize
 IN_PROSE = 0.5  # ... a name that is one word of a sentence ("toString builder for ..."): it may be incidental (the
 # named definitions' list weighs as much less)
 DECLARATION = 1.5  # ... as a type, trait, interface or macro: declared there, used everywhere else
+EXPORTED = 3.0  # the chunk re-exports a name the query spells out (``pub use``, ``export { X } from``), defining none
+LEGACY = 0.7  # a legacy copy (``deprecated/``, ``_compat/``, ``v3/`` beside ``v4/``), unless the query names it
 FILE_NAMED = 1.5  # the file's name is a name the query spells out
 # What is known of a file as a whole, added to its best hit as a share of the best score of all:
 PATH_WORDS = 1.0  # ... times the share of the query's words that name the file or its folder
 COHERENT_FILE = 0.2  # ... times the sum of the file's hits' scores over the highest such sum
+FILE_FOCUS = 0.25  # ... times the share of the words of the file's own name the query says (``file_roles``)
 SAME_FILE = 0.7  # a file's fourth hit and each one after it, again: ten results are ten places, not one file
 SAME_FILE_FREE = 3  # hits of a file before that: a definition, its doc comment, a neighbour
 
@@ -73,7 +78,7 @@ _TEST_PATH = re.compile(
     r"\.(test|spec)\.\w+$|(^|/)conftest\.py$"
 )
 _DOC_PATH = re.compile(
-    r"(^|/)(docs?|documentation|examples?|samples?|demos?)(/|$)|(^|/)(changelog|changes|history|news|readme|"
+    r"(^|/)[_.]?(docs?|documentation|examples?|samples?|demos?)(/|$)|(^|/)(changelog|changes|history|news|readme|"
     r"contributing|license)[^/]*$|\.(md|mdx|rst|txt|adoc)$",
     re.IGNORECASE,
 )
@@ -125,6 +130,10 @@ def hybrid(
         for key, value in fused.items()
     }
     _file_evidence(scored, wants)
+    old = file_roles.legacy({key[0] for key in scored}, wants.words)
+    for key in scored:
+        if key[0] in old:
+            scored[key] *= LEGACY
     order = sorted(scored, key=lambda key: (-scored[key], key[0], key[1], best[key].chunk_id))
     decayed = _spread([(key[0], scored[key]) for key in order])[:depth]
     return [replace(best[order[position]], score=score) for score, position in decayed]
@@ -170,8 +179,12 @@ def _file_evidence(scored: dict[tuple[str, int, int], float], wants: _Wants) -> 
     if top <= 0 or most <= 0:
         return
     for path, key in best.items():
+        if wants.code_name:  # ``Router``: its definition's file, not ``route_headers.go``, whose name starts so
+            scored[key] += top * COHERENT_FILE * sums[path] / most
+            continue
         named = _path_words(path, wants.keywords) / len(wants.keywords) if wants.keywords else 0.0
-        scored[key] += top * (PATH_WORDS * named + COHERENT_FILE * sums[path] / most)
+        focus = file_roles.name_focus(path, wants.stems)
+        scored[key] += top * (PATH_WORDS * named + COHERENT_FILE * sums[path] / most + FILE_FOCUS * focus)
 
 
 def _spread(ranked: Sequence[tuple[str, float]]) -> list[tuple[float, int]]:
@@ -208,6 +221,10 @@ class _Wants:
         self.tests, self.docs, self.names, self.qualifiers = tests, docs, names, qualifiers
         self.data, self.keywords, self.spelled, self.prose = data, keywords, spelled or {}, prose
         self.joined = _joined(query_words) if query_words else frozenset()
+        self.stems = frozenset(stem(w) for w in keywords)
+        self.words = frozenset(query_words)
+        # The query is one name written as code (``Router``, ``basic_format_args``), not a word ("quantize").
+        self.code_name = bool(names) and not prose and all(re.search("[A-Z_]", self.spelled.get(n, n)) for n in names)
         # A name among other words and with no qualifier may be incidental ("toString builder for ...");
         # ``QuerySet.bulk_create`` in a sentence is not.
         self.incidental = prose and not qualifiers
@@ -312,6 +329,8 @@ def prior(hit: Hit, wants: _Wants) -> float:
             factor *= IN_PROSE
         if hit.chunk_type in DECLARING_TYPES:
             factor *= DECLARATION
+    elif wants.names and file_roles.re_exports(hit.code, path, wants.names):
+        factor *= EXPORTED
     stem = _stem(path)
     if stem and (stem in {n.replace("_", "") for n in wants.names | wants.qualifiers} or stem in wants.joined):
         factor *= FILE_NAMED

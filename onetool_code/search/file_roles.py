@@ -1,0 +1,122 @@
+"""What a file's path says of its role, for the hybrid ranking: the name it goes by, how much of that name a
+query says, and whether it is a legacy copy.
+
+A hub file (``mod.rs``, ``__init__.py``, ``index.ts``) goes by its folder's name: ``extract/mod.rs`` is where
+axum's extractors are declared and re-exported, so a question about extractors names it as much as
+``form.rs`` is named by one about forms. A file whose whole name the query says (``completions.go`` for "shell
+completion request handling", ``Triple.java`` for "triple container") is more likely the place than one that
+shares a word of it (``bash_completions.go``, ``ImmutableTriple.java``).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Collection
+from pathlib import PurePosixPath
+
+from onetool_code.names import stem
+
+# File names that stand for their folder: a package's or module's entry point, declaring and re-exporting it.
+HUB_NAMES = frozenset({"mod", "index", "__init__", "init"})
+PREFIX_SLACK = 3  # letters a stem may have past the other's end ("extractors" says ``extract``, not "httpexception")
+PREFIX_SAYS = 1.0  # ... and such a word counts half
+_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+")
+
+
+@functools.lru_cache(maxsize=8192)
+def own_name(path: str) -> str:
+    """The name a file goes by: its name before the first dot, or its folder's for a hub file."""
+    posix = PurePosixPath(path)
+    name = posix.name.split(".")[0] if not posix.name.startswith(".") else posix.name
+    if name.lower() in HUB_NAMES and posix.parent.name not in ("", "."):
+        return posix.parent.name
+    return name
+
+
+@functools.lru_cache(maxsize=8192)
+def name_words(path: str) -> tuple[str, ...]:
+    """The stems of the words of a file's own name (``bash_completionsV2.go``: bash, complet), letters only."""
+    parts = [p.lower() for piece in re.split(r"[_\-\s]+", own_name(path)) for p in _PART.findall(piece)]
+    return tuple(dict.fromkeys(stem(p) for p in parts if len(p) > 1))
+
+
+def name_focus(path: str, query_stems: Collection[str]) -> float:
+    """The share of the words of the file's own name that the query says (by stem, or one stem the other's
+    start, four letters or more and at most ``PREFIX_SLACK`` more: "validation" says ``Validate``)."""
+    own = name_words(path)
+    if not own or not query_stems:
+        return 0.0
+    return sum(max((_said(word, q) for q in query_stems), default=0.0) for word in own) / len(own)
+
+
+def _said(word: str, query: str) -> float:
+    """1 for the same stem, ``PREFIX_SAYS`` for one the other's start, else 0."""
+    if word == query:
+        return 1.0
+    short, long = sorted((word, query), key=len)
+    close = len(short) >= 4 and len(long) - len(short) <= PREFIX_SLACK and long.startswith(short)
+    return PREFIX_SAYS if close else 0.0
+
+
+# A statement that makes names of elsewhere part of this module's interface: Rust's ``pub use``, JavaScript's and
+# TypeScript's ``export ... from`` and ``module.exports``, Python's ``__all__`` and a package's imports (only in a
+# hub file: elsewhere an import is a use).
+_RE_EXPORT = re.compile(
+    r"\bpub(?:\s*\([^)]*\))?\s+use\s[^;]*;"
+    r"|\bexport\s+(?:type\s+)?(?:\{[^}]*\}|\*(?:\s+as\s+\w+)?)\s*from\b"
+    r"|\bmodule\.exports\s*=\s*\{[^}]*\}"
+    r"|^__all__\s*[:=][^\]]*\]",
+    re.MULTILINE,
+)
+_PY_IMPORT = re.compile(r"^from\s+\S+\s+import\s+(?:\([^)]*\)|[^\n]*)", re.MULTILINE)
+
+
+def re_exports(code: str, path: str, names: Collection[str]) -> bool:
+    """Whether the chunk's code re-exports one of ``names`` (lowercase): where a name is made public, which
+    in a crate or package is often not where it is defined (``pub use axum_core::extract::FromRequest`` in
+    ``extract/mod.rs``)."""
+    lowered = code.lower()
+    if not any(name in lowered for name in names):  # most chunks: no regex
+        return False
+    hub_python = path.endswith(".py") and own_name(path) != PurePosixPath(path).name.split(".")[0]
+    if not hub_python and not any(word in lowered for word in ("pub ", "export", "__all__")):
+        return False
+    statements = [m.group() for m in _RE_EXPORT.finditer(code)]
+    if hub_python:
+        statements += [m.group() for m in _PY_IMPORT.finditer(code)]
+    if not statements:
+        return False
+    said = {word.lower() for statement in statements for word in re.findall(r"[A-Za-z_$][\w$]*", statement)}
+    return not said.isdisjoint(names)
+
+
+# Folders and files that keep an older copy of code for compatibility: current code is what is asked about
+# unless the query says otherwise.
+LEGACY_WORDS = frozenset({"legacy", "deprecated", "compat", "obsolete", "old"})
+_VERSION = re.compile(r"^v(\d+)$")
+
+
+def legacy(paths: Collection[str], query_words: Collection[str]) -> set[str]:
+    """Those of ``paths`` that are legacy copies, unless the query names them so: a folder or file named
+    legacy, deprecated, compat (``_compat/``, ``compat.ts``), or a version folder (``v3/``) beside a newer one
+    among ``paths`` (``v4/``)."""
+    newest: dict[str, int] = {}
+    versioned: dict[str, tuple[str, int, str]] = {}
+    flagged = set()
+    for path in paths:
+        parts = PurePosixPath(path).parts
+        for depth, part in enumerate(parts):
+            word = part.split(".")[0].strip("_-").lower()
+            if word in LEGACY_WORDS and word not in query_words:
+                flagged.add(path)
+            found = _VERSION.match(part.lower()) if depth < len(parts) - 1 else None
+            if found:
+                prefix = "/".join(parts[:depth])
+                number = int(found.group(1))
+                newest[prefix] = max(newest.get(prefix, number), number)
+                versioned.setdefault(path, (prefix, number, part.lower()))
+    for path, (prefix, number, part) in versioned.items():
+        if number < newest[prefix] and part not in query_words:
+            flagged.add(path)
+    return flagged

@@ -1,0 +1,142 @@
+"""What a file's path and its exports say in the hybrid ranking (issue 35): the file a question names by its own
+name (a hub file by its folder's), the hub that re-exports a name, legacy copies below current code, a name
+asked alone. Each on a real index (ChunkHound's schema, our indexer, words only as without an embeddings server),
+with the signal turned off beside it to show that it is what decides."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_hybrid import make_project, top
+
+from onetool_code.search import file_roles, ranking
+
+
+@pytest.fixture(autouse=True)
+def _fresh_snapshots(tmp_path, monkeypatch):
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def files(root: Path, query: str) -> list[str]:
+    return list(dict.fromkeys(path for path, _ in top(root, None, query)))
+
+
+# A crate whose extractor trait is defined elsewhere and made public by the module's hub file; two leaf files use
+# the name more often than the hub says it.
+CRATE = {
+    "src/extract/mod.rs": "//! Types and traits for taking data out of requests.\n\n"
+    "pub use core_crate::extract::{FromRequest, FromRequestParts, Request};\n\n"
+    "pub mod query;\n\npub fn has_content_type(headers: &HeaderMap, expected: &str) -> bool {\n"
+    "    headers.get(CONTENT_TYPE).map(|value| value == expected).unwrap_or(false)\n}\n",
+    "src/middleware/from_fn.rs": "use crate::extract::FromRequest;\n\n"
+    "pub struct Wrapped<T>(pub T);\n\n"
+    "impl<S, T> FromRequest<S> for Wrapped<T>\nwhere\n    T: FromRequest<S>,\n{\n"
+    "    type Rejection = T::Rejection;\n\n"
+    "    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {\n"
+    "        // FromRequest of the inner value, then wrapped\n"
+    "        T::from_request(req, state).await.map(Wrapped)\n    }\n}\n",
+    "src/json.rs": "use crate::extract::FromRequest;\n\npub struct Json<T>(pub T);\n\n"
+    "impl<T, S> FromRequest<S> for Json<T>\nwhere\n    T: DeserializeOwned,\n{\n"
+    "    type Rejection = JsonRejection;\n\n"
+    "    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {\n"
+    "        let bytes = Bytes::from_request(req, state).await?;\n        Self::from_bytes(&bytes)\n    }\n}\n",
+}
+
+
+def test_the_hub_file_that_re_exports_a_name_comes_first_for_it(tmp_path, monkeypatch):
+    root = make_project(tmp_path / "crate", CRATE, None)
+    assert files(root, "FromRequest")[0] == "src/extract/mod.rs"
+    monkeypatch.setattr(ranking, "EXPORTED", 1.0)
+    assert files(root, "FromRequest")[0] != "src/extract/mod.rs"  # the uses, without the signal
+
+
+def test_a_re_export_is_a_statement_that_makes_the_name_public():
+    assert file_roles.re_exports("pub use a::b::{FromRequest, Other};", "src/extract/mod.rs", {"fromrequest"})
+    assert file_roles.re_exports("export { ZodError, type Issue } from './errors';", "src/index.ts", {"zoderror"})
+    assert file_roles.re_exports("from .client import ClientSession\n", "pkg/__init__.py", {"clientsession"})
+    # an import elsewhere is a use, and a use statement that is not public says nothing
+    assert not file_roles.re_exports("from .client import ClientSession\n", "pkg/app.py", {"clientsession"})
+    assert not file_roles.re_exports("use a::b::FromRequest;", "src/json.rs", {"fromrequest"})
+    assert not file_roles.re_exports("pub use a::b::Other;", "src/extract/mod.rs", {"fromrequest"})
+
+
+# Two files about completion: the one the question names whole, and one whose name adds a word, with more of the
+# question's words in it.
+COMPLETIONS = {
+    "completions.py": "def handle_complete_request(command, args):\n"
+    '    """Answer a shell completion request for the words typed so far."""\n'
+    "    return command.find(args).complete(args[-1])\n",
+    "bash_completions.py": "def write_bash_completion(command, out):\n"
+    '    """Bash completion script: each completion request of the shell is handled by calling the program\n'
+    '    back; completion words come from its request handling."""\n'
+    "    out.write(bash_completion_template.format(name=command.name, request=complete_request_handling))\n\n\n"
+    "def bash_completion_request_handling(out):\n"
+    '    """Shell completion: the request handling of bash completion."""\n'
+    "    out.write('complete -F __handle_request')\n",
+}
+
+
+def test_the_file_whose_own_name_the_question_says_comes_first(tmp_path, monkeypatch):
+    root = make_project(tmp_path / "cli", COMPLETIONS, None)
+    query = "shell completion request handling"
+    assert files(root, query)[0] == "completions.py"
+    monkeypatch.setattr(ranking, "FILE_FOCUS", 0.0)
+    assert files(root, query)[0] == "bash_completions.py"
+
+
+def test_a_hub_file_goes_by_its_folder_and_a_file_by_the_words_of_its_name():
+    assert file_roles.own_name("src/extract/mod.rs") == "extract"
+    assert file_roles.own_name("aiohttp/__init__.py") == "aiohttp"
+    assert file_roles.own_name("lib/router/index.js") == "router"
+    assert file_roles.own_name("bash_completionsV2.go") == "bash_completionsV2"
+    stems = {"shell", "complet", "request", "handl"}
+    assert file_roles.name_focus("completions.go", stems) == 1.0
+    assert file_roles.name_focus("bash_completions.go", stems) == 0.5
+    assert file_roles.name_focus("src/extract/mod.rs", {"extractor"}) == 1.0  # a stem the other's start
+    assert file_roles.name_focus("security/http.py", {"httpexcept"}) == 0.0  # not a word that only starts so
+
+
+# The same error class kept in a legacy copy beside the current version.
+VERSIONS = {
+    "v3/errors.ts": "export class ZodError extends Error {\n  issues: ZodIssue[] = [];\n"
+    "  constructor(issues: ZodIssue[]) {\n    super();\n    this.issues = issues;\n  }\n}\n",
+    "v4/core/errors.ts": "export class ZodError extends Error {\n  issues: Issue[] = [];\n"
+    "  constructor(issues: Issue[]) {\n    super();\n    this.issues = issues;\n  }\n}\n",
+}
+
+
+def test_a_legacy_copy_comes_after_current_code_unless_asked_for(tmp_path, monkeypatch):
+    root = make_project(tmp_path / "lib", VERSIONS, None)
+    assert files(root, "ZodError")[0] == "v4/core/errors.ts"
+    assert files(root, "v3 ZodError")[0] == "v3/errors.ts"
+    monkeypatch.setattr(ranking, "LEGACY", 1.0)
+    assert files(root, "ZodError")[0] == "v3/errors.ts"  # alike but for the path, which then orders them
+
+
+def test_legacy_paths():
+    paths = ["v3/types.ts", "v4/core/schemas.ts", "fastapi/_compat/v2.py", "deprecated/old_api.go", "api/v1/x.go"]
+    assert file_roles.legacy(paths, set()) == {"v3/types.ts", "fastapi/_compat/v2.py", "deprecated/old_api.go"}
+    assert file_roles.legacy(paths, {"v3", "compat"}) == {"deprecated/old_api.go"}
+
+
+ROUTER = {
+    "chi.go": "package chi\n\n// Router consists of the core routing methods used by chi's Mux.\n"
+    "type Router interface {\n\thttp.Handler\n\tUse(middlewares ...func(http.Handler) http.Handler)\n"
+    "\tRoute(pattern string, fn func(r Router)) Router\n}\n",
+    "middleware/route_headers.go": "package middleware\n\n// RouteHeaders is a header-based router.\n"
+    "func RouteHeaders() HeaderRouter {\n\treturn HeaderRouter{}\n}\n\n"
+    "// HeaderRouter routes by header: a router of routers.\ntype HeaderRouter map[string][]HeaderRoute\n\n"
+    "func (hr HeaderRouter) Route(header, match string) HeaderRouter {\n\treturn hr\n}\n",
+}
+
+
+def test_a_name_asked_alone_finds_its_definition_before_files_whose_names_start_so(tmp_path):
+    root = make_project(tmp_path / "mux", ROUTER, None)
+    assert files(root, "Router")[0] == "chi.go"
+
+
+def test_examples_folders_count_as_documentation():
+    assert ranking.is_doc("_examples/rest/main.go", "go")
+    assert ranking.is_doc("examples/basic.py", "python")
+    assert not ranking.is_doc("middleware/example_test_helpers.go", "go")
