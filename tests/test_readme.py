@@ -41,3 +41,9 @@ def test_the_architecture_section_is_the_tree_as_it_is():
     present |= {p.name for p in package.glob("*/*.py") if p.parent.name != "indexer"}
     aside = {"onetool_code/", "__init__.py", "__main__.py"}  # the root, each folder's map, ``python -m``
     assert named - aside == present - aside, (sorted(named - present), sorted(present - named))
+
+
+def test_every_test_file_the_readme_names_exists():
+    """The README points at the tests that hold its claims: each path it names is one."""
+    named = set(re.findall(r"tests/[\w/]+\.py", README.read_text(encoding="utf-8")))
+    assert named and not [path for path in named if not (README.parent / path).is_file()]
