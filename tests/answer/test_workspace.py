@@ -168,7 +168,7 @@ def test_a_repository_that_fails_costs_a_note(repos, tmp_path):
     answer = api.search(query="charge_invoice", path=[*repos.paths, str(unindexed)], base_url=repos.base_url)
     lines = answer.split("\n")
     assert lines[1] == "Note: notes: not searched: Project not indexed."
-    assert lines[2:4] == ["billing:billing/invoices.py", "1. :4-7 function charge_invoice (5.10)"]
+    assert lines[2:4] == ["billing:billing/invoices.py", "1. :4-7 function charge_invoice (3.60)"]
 
 
 def test_every_repository_failing_is_an_error(tmp_path):
@@ -236,7 +236,7 @@ def test_the_cli_takes_path_repeated(repos, capsys):
     code = cli.main([*args, *(a for p in repos.paths for a in ("--path", p))])
     out = capsys.readouterr().out
     assert code == 0
-    assert out.split("\n")[1:3] == ["gateway:router/route.go", "1. :6-13 function RouteRequest (6.60)"]
+    assert out.split("\n")[1:3] == ["gateway:router/route.go", "1. :6-13 function RouteRequest (3.60)"]
     assert out == api.search(query="RouteRequest", path=repos.paths, base_url=repos.base_url, content="never") + "\n"
 
 

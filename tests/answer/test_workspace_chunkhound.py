@@ -16,7 +16,7 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 import pytest
-from conftest import settled
+from conftest import read_compact, settled
 from openai_server import EmbeddingsServer
 from test_chunkhound import _found_by_chunkhound, chunkhound_mcp
 from test_mcp_server import talk, text
@@ -274,7 +274,8 @@ def test_one_byte_budget_for_the_five(five, fmt):
     if fmt == "text":
         assert _first_in_text(cut) == FIRST["reserveWarehouseStock"]
     else:
-        first = cut["results"][0]  # compact: the first file's name, its repository first
+        rows = read_compact(cut) if fmt == "compact" else cut
+        first = rows["results"][0]  # compact: the first file's name, its repository first
         assert (first["repository"] if fmt == "json" else first.split(":")[0]) == "inventory"
 
 
