@@ -148,6 +148,37 @@ def build_index(root: Path, base_url: str | None, *, embeddings: bool = True) ->
     return settled(resolved.db_path)
 
 
+def chunked_index(root: Path, chunks: list[tuple[str, int, int, str, str]]) -> Path:
+    """An index with ChunkHound's schema holding exactly ``chunks`` (path, start, end, chunk type, symbol), each
+    chunk's code the file's lines ``start``..``end``, no vectors: the chunks ChunkHound may write (overlapping,
+    pieces of one definition) without its parser deciding them."""
+    import duckdb
+
+    from onetool_code import schema
+
+    db = root / ".chunkhound" / "db" / "chunks.db"
+    db.parent.mkdir(parents=True, exist_ok=True)
+    with duckdb.connect(str(db)) as con:
+        for statement in schema.SCHEMA_DDL:
+            con.execute(statement)
+        con.execute("INSERT INTO schema_version (version, description) VALUES (?, ?)", list(schema.SCHEMA_VERSION_ROW))
+        ids: dict[str, int] = {}
+        for path, start, end, chunk_type, symbol in chunks:
+            if path not in ids:
+                ids[path] = len(ids) + 1
+                con.execute(
+                    "INSERT INTO files (id, path, name, extension, language) VALUES (?, ?, ?, 'py', 'python')",
+                    [ids[path], path, path.rsplit("/", 1)[-1]],
+                )
+            code = "\n".join((root / path).read_text().split("\n")[start - 1 : end])
+            con.execute(
+                "INSERT INTO chunks (file_id, chunk_type, symbol, code, start_line, end_line, language) "
+                "VALUES (?, ?, ?, ?, ?, ?, 'python')",
+                [ids[path], chunk_type, symbol, code, start, end],
+            )
+    return settled(db)
+
+
 def settled(db: Path) -> Path:
     """The index as if written a minute ago: a snapshot reads a file only once it has been quiet for a moment
     (``live.QUIET_SECONDS``), and a test of something else need not wait for that."""

@@ -81,18 +81,29 @@ def merge(placed: Sequence[Placed]) -> list[list[Placed]]:
             anchored.append([p])
         else:
             waiting.append(p)
-    # A group grown by a later hit may now meet one that was waiting.
-    while attached := {id(p) for p in waiting if _attach(p, anchored, loose, rank)}:
+    # A group grown by a later hit may now meet one that was waiting; and a stretch a hit kept as a place of its
+    # own may overlap a definition anchored after it: its lines there are shown there, not twice.
+    while True:
+        attached = {id(p) for p in waiting if _attach(p, anchored, loose, rank)}
+        cut = [p for p in loose if _overlaps_any(p, anchored)]
+        loose = [p for p in loose if id(p) not in {id(q) for q in cut}]
+        for p in cut:
+            _attach(p, anchored, loose, rank)
+        if not attached and not cut:
+            break
         waiting = [p for p in waiting if id(p) not in attached]
     by_file: dict[tuple[str, bool], list[Placed]] = {}
     for p in [*loose, *waiting]:
         by_file.setdefault((p.hit.file_path, p.placement.in_file), []).append(p)
     groups: list[list[Placed]] = list(anchored)
-    for file_hits in by_file.values():
+    for (path, in_file), file_hits in by_file.items():
+        # Lines a definition shown whole holds: stretches on either side of one do not join across it.
+        shown = [(_start(g), _end(g)) for g in anchored if in_file and g[0].hit.file_path == path]
         current: list[Placed] = []
         for p in sorted(file_hits, key=lambda p: (p.start_line, -p.end_line)):
             within = max(_end(current), p.end_line) - _start(current) < MAX_WHOLE if current else False
-            if current and (p.start_line <= _end(current) or (_meets(p, current) and within)):
+            across = current and any(a < p.start_line and _end(current) < b for a, b in shown)
+            if current and (p.start_line <= _end(current) or (_meets(p, current) and within and not across)):
                 current.append(p)
             else:
                 if current:
@@ -106,13 +117,13 @@ def merge(placed: Sequence[Placed]) -> list[list[Placed]]:
 
 
 def _attach(p: Placed, anchored: list[list[Placed]], loose: list[Placed], rank: dict[int, int]) -> bool:
-    """Join ``p`` to the best of the anchored groups it meets (see ``merge``); False when it meets none, or is a
-    definition that only touches them. Of a hit that reaches more than ``ADJOIN`` lines past them, only the
-    lines it shares with the group join it; each stretch past them goes to ``loose`` as a place of its own."""
+    """Join ``p`` to the anchored group it meets (see ``merge``); False when it meets none, or is a definition
+    that only touches them. Of a hit that meets several, or reaches more than ``ADJOIN`` lines past one, only the
+    lines it shares with the best group it overlaps join it; each stretch past them goes to ``loose`` as a place of
+    its own."""
     near = [g for g in anchored if p.placement.in_file and g[0].hit.file_path == p.hit.file_path and _meets(p, g)]
     if not near:
         return False
-    best = min(near, key=lambda g: min(rank[id(q)] for q in g))
     spans = sorted((_start(g), _end(g)) for g in near)
     overlaps = any(a <= p.end_line and p.start_line <= b for a, b in spans)
     outside = []
@@ -124,15 +135,25 @@ def _attach(p: Placed, anchored: list[list[Placed]], loose: list[Placed], rank: 
     if start <= p.end_line:
         outside.append((start, p.end_line))
     if len(near) == 1 and sum(b - a + 1 for a, b in outside) <= ADJOIN and (overlaps or p.whole is None):
-        best.append(p)
+        near[0].append(p)
         return True
     if not overlaps:
         return False
-    shared = max(p.start_line, _start(best)), min(p.end_line, _end(best))
-    if shared[0] <= shared[1]:
-        best.append(_cut(p, *shared, rank))
+    # The lines it shares go to the best group it overlaps (one it only touches has none to take).
+    best = min(
+        (g for g in near if _start(g) <= p.end_line and p.start_line <= _end(g)),
+        key=lambda g: min(rank[id(q)] for q in g),
+    )
+    best.append(_cut(p, max(p.start_line, _start(best)), min(p.end_line, _end(best)), rank))
     loose.extend(_cut(p, a, b, rank) for a, b in outside)
     return True
+
+
+def _overlaps_any(p: Placed, anchored: list[list[Placed]]) -> bool:
+    """Whether ``p`` shares a line with an anchored group of its file."""
+    return p.placement.in_file and any(
+        g[0].hit.file_path == p.hit.file_path and _start(g) <= p.end_line and p.start_line <= _end(g) for g in anchored
+    )
 
 
 def _meets(p: Placed, group: Sequence[Placed]) -> bool:
