@@ -19,15 +19,15 @@ from onetool_code.settings.stores import store_environment
 PROJECT_CONFIG = ".chunkhound.json"
 
 
-def project_root(path: str | None) -> Path:
+def project_root(path: str | None, tool: Mapping[str, Any] | None = None) -> Path:
     """The project directory.
 
     Precedence: ``path`` (``~`` expanded; relative paths against ``OT_CWD``, else the current directory),
     then ``OT_CWD``, then the current directory. A store URL is the newest version published there, fetched into
-    the cache.
+    the cache (``tool``, OneTool's ``tools.code``, may say how often the store is asked for a newer one).
     """
     if published.is_url(path):
-        return published.place(str(path), store_environment())
+        return published.place(str(path), store_environment(tool))
     base = Path(os.environ.get("OT_CWD") or Path.cwd()).expanduser()
     if path is None or not str(path).strip():
         root = base
@@ -65,7 +65,7 @@ def chunkhound_config(root: Path) -> dict[str, Any]:
     return data
 
 
-def index_path(root: Path, db: str | None, project: Mapping[str, Any]) -> Path:
+def index_path(root: Path, db: str | None, project: Mapping[str, Any], tool: Mapping[str, Any] | None = None) -> Path:
     """Where the index file is (it may not exist).
 
     Precedence: ``db`` (relative to the project root, absolute allowed, or a store URL: a published index searched
@@ -75,7 +75,7 @@ def index_path(root: Path, db: str | None, project: Mapping[str, Any]) -> Path:
     OneTool's old ``.chunkhound/chunks.db`` are tried before settling on ChunkHound's default.
     """
     if published.is_url(db):
-        return published.database(str(db), store_environment())
+        return published.database(str(db), store_environment(tool))
     if db is not None and str(db).strip():
         return _database_file(root, str(db).strip())
     database = project.get("database")

@@ -101,12 +101,12 @@ def resolve(
     if host is not None and not isinstance(host, OneToolHost):
         raise BadInputError(f"host must be OneTool's host (onetool_host()) or None, got {type(host).__name__}")
     tool = dict(host.tool_config) if host else {}
-    root = project_root(path)
+    root = project_root(path, tool)
     project = chunkhound_config(root)
     embedding = project.get("embedding") if isinstance(project.get("embedding"), dict) else {}
     url, url_source = _embedding_setting("base_url", base_url, tool, embedding)
     project_key = embedding.get("api_key")
-    db_path = index_path(root, db if db is not None else tool.get("db"), project)
+    db_path = index_path(root, db if db is not None else tool.get("db"), project, tool)
     named_provider = _embedding_setting("provider", provider, tool, embedding)[0]
     named_model = _embedding_setting("model", model, tool, embedding)[0]
     record = None if named_model else committed(db_path)

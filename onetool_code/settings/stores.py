@@ -6,27 +6,36 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
-from onetool_code import published
+from onetool_code import parameters, published
 from onetool_code.errors import BadInputError
-from onetool_code.settings.host import cache_root
+from onetool_code.settings.host import cache_root, tool_int
 
-# Published indexes: seconds between two checks of a store for a new version (``ONETOOL_CODE_REFRESH``).
+# Published indexes: seconds between two checks of a store for a new version: OneTool's ``tools.code.refresh``,
+# else ``ONETOOL_CODE_REFRESH``, else a minute.
+REFRESH = parameters.Parameter(
+    "refresh", "integer", "Seconds between two checks of a store for a new version.", default=60, low=0, high=86400
+)
 REFRESH_ENV = "ONETOOL_CODE_REFRESH"
-REFRESH_SECONDS = 60.0
 _S3_ENDPOINTS = ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_ENDPOINT")
 _CREDENTIAL_NAMES = re.compile(r"(SECRET|TOKEN|PASSWORD|KEY|CREDENTIAL|SAS)", re.IGNORECASE)
 
 
-def store_environment() -> published.Environment:
+def store_environment(tool: Mapping[str, Any] | None = None) -> published.Environment:
     """What reaching an object store needs from the user's side (never from a repository): the cache folder,
-    the refresh period, an S3-compatible endpoint as the AWS tools take it, keys of the AWS tools' shared files
-    when the environment names none, and every credential value, to keep out of messages."""
-    try:
-        refresh = max(0.0, float(os.environ.get(REFRESH_ENV) or REFRESH_SECONDS))
-    except ValueError:
-        raise BadInputError(f"{REFRESH_ENV} must be a number of seconds, got {os.environ[REFRESH_ENV]!r}") from None
+    the refresh period (``tool`` is OneTool's ``tools.code``), an S3-compatible endpoint as the AWS tools take
+    it, keys of the AWS tools' shared files when the environment names none, and every credential value, to keep
+    out of messages."""
+    if tool and tool.get(REFRESH.name) is not None:
+        refresh = float(tool_int(tool, REFRESH))
+    else:
+        try:
+            refresh = max(0.0, float(os.environ.get(REFRESH_ENV) or REFRESH.default))
+        except ValueError:
+            raise BadInputError(f"{REFRESH_ENV} must be a number of seconds, got {os.environ[REFRESH_ENV]!r}") from None
     profile = _aws_profile()
     secrets = {v for n, v in os.environ.items() if len(v) >= 6 and _CREDENTIAL_NAMES.search(n)}
     secrets |= {v for n, v in profile.items() if n != "region" and len(v) >= 6}

@@ -261,10 +261,14 @@ def test_a_new_version_is_picked_up_within_refresh(capsys, store, sample_index, 
     build_index(root, sample_index.base_url)
     _publish(capsys, store, root)
     assert onetool_code.status(path=store, format="json")["project"] == before["project"]  # within refresh
-    monkeypatch.setenv("ONETOOL_CODE_REFRESH", "0")
-    after = onetool_code.status(path=store, format="json")
+    # OneTool's tools.code.refresh comes before the environment's.
+    host = settings.OneToolHost(get_secret=lambda _: None, tool_config={"refresh": 0})
+    after = onetool_code.status(path=store, format="json", host=host)
     assert after["project"] != before["project"]
     assert after["files"] == before["files"] - 1
+    bad = settings.OneToolHost(get_secret=lambda _: None, tool_config={"refresh": "soon"})
+    refused = json.dumps(onetool_code.status(path=store, format="json", host=bad))
+    assert "tools.code.refresh must be a whole number" in refused
 
 
 def test_a_store_url_mixes_with_local_roots(capsys, store, sample_index, tmp_path, monkeypatch):
