@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import asdict
 from typing import Any
 
-from onetool_code import advice
+from onetool_code import advice, published
 from onetool_code.answer.formatting import INDENT, cut, ranges, shown, size
 from onetool_code.answer.report import StatusReport
 from onetool_code.hits import Usages
@@ -98,6 +99,10 @@ def render_status(report: StatusReport, fmt: str) -> str | dict[str, Any]:
         f"Project: {report.project_root}",
         f"Index: {report.db_path} ({_bytes(report.facts.size_bytes)}, updated {_age(report.facts.age_seconds)} ago)",
     ]
+    if report.published is not None:
+        lines.append(f"Published: {_published(report.published)}")
+    if report.store_notice:
+        lines.append(f"Store: {report.store_notice}")
     if report.facts.locked_by:
         lines.append(f"In use: yes, {report.facts.locked_by}")
         return "\n".join(map(shown, lines))
@@ -155,6 +160,15 @@ def _in_use(report: StatusReport, written: bool) -> str:
     return f"yes, {program} (PID {pid}) holds it read-write; this answer is from {source}"
 
 
+def _published(version: published.Fetched) -> str:
+    """Which version of which store answers, when it was published, and from which commit."""
+    made = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(version.created))
+    told = f"{version.url}, version {version.version}, published {made} ({_age(time.time() - version.created)} ago)"
+    if version.git and version.git.get("commit"):
+        told += f", commit {str(version.git['commit'])[:12]}" + (" (tree dirty)" if version.git.get("dirty") else "")
+    return told
+
+
 def _status_data(report: StatusReport) -> dict[str, Any]:
     data: dict[str, Any] = {
         "project": str(report.project_root),
@@ -182,6 +196,8 @@ def _status_data(report: StatusReport) -> dict[str, Any]:
             notes=list(report.facts.notes),
             snapshot=_snapshot_data(report.facts.snapshot),
         )
+    if report.published is not None:
+        data["published"] = {**asdict(report.published), "notice": report.store_notice}
     return data
 
 

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from onetool_code import index
+from onetool_code import index, published
 from onetool_code.errors import ModelNotInIndexError
 from onetool_code.search import query_vectors
-from onetool_code.settings import Settings
+from onetool_code.settings import Settings, cache_root
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,8 @@ class StatusReport:
     reranker: str = "none"  # how hybrid searches are reranked (``settings.Reranker.describe``)
     model_present: bool = False
     model_chosen_by: str | None = None  # the index named the model (its record, or its largest set), not the user
+    published: published.Fetched | None = None  # the store version this machine fetched, for a published index
+    store_notice: str | None = None  # why that version may not be the newest (its store unreachable)
 
 
 def gather(settings: Settings) -> StatusReport:
@@ -36,6 +38,8 @@ def gather(settings: Settings) -> StatusReport:
         provider=settings.provider,
         reranker=settings.reranker.describe() if settings.reranker else "none",
         facts=facts,
+        published=published.fetched(settings.db_path, cache_root()),
+        store_notice=published.notice(settings.db_path),
         **_model(settings, facts.embedding_sets),
     )
 

@@ -90,7 +90,7 @@ class IndexState:
 
     def _published(self) -> str | None:
         """Why a published index answers from a version that may not be the newest (its store unreachable)."""
-        return published.notice(self.settings.project_root)
+        return published.notice(self.settings.db_path)
 
     def status(self) -> Facts:
         return status.gather(self.settings.project_root, self.settings.db_path, cache=self.settings.cache)

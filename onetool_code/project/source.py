@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING
 
 import xxhash
 
-from onetool_code.reading import PUBLISHED_MARKER, read_regular
+from onetool_code import published, settings
+from onetool_code.reading import read_regular
 
 if TYPE_CHECKING:
     from onetool_code.project.definitions import Definition
@@ -105,7 +106,7 @@ class SourceFiles:
         self._root = project_root.resolve()
         self._cache: dict[str, FileText | Unread] = {}
         # A published index fetched to this machine: no checkout here, the stored code is all there is.
-        self._away = (self._root / PUBLISHED_MARKER).is_file()
+        self._away = published.fetched(self._root, settings.cache_root()) is not None
 
     def read(self, rel_path: str) -> FileText | Unread:
         """The file now, or why it cannot be shown."""

@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from onetool_code import progress
 from onetool_code.errors import NotIndexedError, OneToolCodeError
@@ -37,6 +38,16 @@ from onetool_code.spans import note
 
 DB_FOLDER = (".chunkhound", "db")  # where a version's files go under its project folder: ChunkHound's default
 SPARE_BYTES = 256 << 20  # left free on the cache's disk after a fetch
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """What a project folder fetched to this machine holds: which version of which store, and its checkout."""
+
+    url: str
+    version: str
+    created: float  # when the version was published
+    git: dict[str, Any] | None  # the publisher's commit and whether its tree was dirty, when it was in git
 
 
 @dataclass(frozen=True)
@@ -66,9 +77,33 @@ def reset() -> None:
     _NOTICES.clear()
 
 
-def notice(root: Path) -> str | None:
-    """What a search of ``root`` must say about the version it answers from (None for a local root)."""
-    return _NOTICES.get(str(root))
+def notice(db_path: Path) -> str | None:
+    """What a search of the index file ``db_path`` must say about the version it answers from (None for a local
+    index)."""
+    return _NOTICES.get(str(_project_folder(db_path)))
+
+
+def fetched(folder: Path, cache_root: Path) -> Fetched | None:
+    """The version a project folder holds when this machine fetched it into its cache; None for any other folder
+    (a repository's own files cannot claim to be a published index). ``folder`` may be an index file, for the
+    folder that holds it."""
+    if folder.name == DB_FILE_NAME:
+        folder = _project_folder(folder)
+    try:
+        if not folder.resolve().is_relative_to((cache_root / "published").resolve()):
+            return None
+        marker = json.loads((folder / PUBLISHED_MARKER).read_text(encoding="utf-8"))
+        git = marker.get("git")
+        return Fetched(
+            str(marker["url"]), str(marker["version"]), float(marker["created"]), git if isinstance(git, dict) else None
+        )
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def _project_folder(db_path: Path) -> Path:
+    """The project folder of a fetched version's index file (``<project>/.chunkhound/db/chunks.db``)."""
+    return db_path.parents[len(DB_FOLDER)] if len(db_path.parents) > len(DB_FOLDER) else db_path
 
 
 def place(text: str, env: Environment) -> Path:

@@ -219,6 +219,45 @@ def test_a_stopped_store_answers_from_the_cached_version_with_its_age(
     stale = _search(store, base_url=sample_index.base_url)
     assert stale["results"] == fresh["results"]
     assert "cannot be reached" in stale["notice"] and "published" in stale["notice"] and " ago" in stale["notice"]
+    # The same note beside a checkout (db names the store), and in status.
+    beside = _search(sample_index.root, db=store, base_url=sample_index.base_url)
+    assert beside["results"] and "cannot be reached" in beside["notice"]
+    told = onetool_code.status(path=store)
+    assert "\nStore: " in told and "cannot be reached" in told
+
+
+def test_status_names_the_store_version_and_commit(capsys, store, project, tmp_path, monkeypatch):
+    subprocess.run(["git", "init", "-q"], cwd=project.root, check=True)
+    subprocess.run(["git", "add", "src"], cwd=project.root, check=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one"], cwd=project.root, check=True
+    )
+    commit = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=project.root, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    _publish(capsys, store, project.root)
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(tmp_path / "cache"))
+    version = _versions(store)[-1]
+    told = onetool_code.status(path=store)
+    line = next(x for x in told.splitlines() if x.startswith("Published: "))
+    assert store in line and version in line and commit[:12] in line and " ago" in line
+    data = onetool_code.status(path=str(project.root), db=store, format="json")
+    assert data["published"]["version"] == version and data["published"]["git"]["commit"] == commit
+    assert data["project"] == str(project.root)  # the checkout, read from disk
+    assert "published" not in onetool_code.status(path=str(project.root), format="json")
+
+
+def test_a_repository_cannot_claim_to_be_a_published_index(project, tmp_path, monkeypatch):
+    """The mark a fetched version carries counts only inside the cache: a repository holding one is a checkout
+    whose files were deleted, not a published index with no checkout here."""
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(tmp_path / "cache"))
+    (project.root / ".onetool-code-published.json").write_text(
+        json.dumps({"url": "s3://planted/x", "version": "1", "created": 0, "git": None})
+    )
+    shutil.rmtree(project.root / "src")
+    answer = onetool_code.search(query=QUERY, path=str(project.root), base_url=project.base_url)
+    assert "deleted since indexing" in answer and "not on this machine" not in answer
+    assert "Published" not in onetool_code.status(path=str(project.root))
 
 
 def test_no_cached_version_and_no_store_is_one_clear_error(store, tmp_path, monkeypatch):
