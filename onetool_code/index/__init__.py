@@ -71,6 +71,7 @@ class IndexState:
         settings = self.settings
         uncached = store.cache_problem() if settings.cache else None
         if not settings.cache or uncached is not None:
+            published.complete(settings.db_path)  # a published version's file, when it was left in the store
             return work(FileView.read(settings.project_root, settings.db_path, _joined(uncached, self._published())))
         try:
             return work(self._snapshot_view())
@@ -93,6 +94,8 @@ class IndexState:
         return published.notice(self.settings.db_path)
 
     def status(self) -> Facts:
+        if not self.settings.cache or store.cache_problem() is not None:
+            published.complete(self.settings.db_path)
         return status.gather(self.settings.project_root, self.settings.db_path, cache=self.settings.cache)
 
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from onetool_code import progress
+from onetool_code import progress, published
 from onetool_code.errors import CopyError, IndexLockedError, IndexUnreadableError
 from onetool_code.index import database, holders, private_copy, shipped, snapshot, store
 from onetool_code.index.snapshot import Snapshot
@@ -145,6 +145,12 @@ def view(project_root: Path, db_path: Path) -> View:
 
 def _view(project_root: Path, db_path: Path) -> View:
     key = Key(KIND, str(db_path))
+    if not db_path.exists():
+        left = shipped.left_in_store(db_path)
+        current = _current(key, db_path, left) if left is not None else None
+        if current is not None:
+            return View(current)
+        published.complete(db_path)  # a fetched version whose shipped snapshot cannot serve: its file after all
     if not db_path.exists():
         last = _last(key, db_path)
         if last is not None:
@@ -291,9 +297,10 @@ def _reporter(db_path: Path, first: bool) -> tuple[snapshot.Report, Callable[[],
     return reading, reading.close
 
 
-def _current(key: Key, db_path: Path) -> Snapshot | None:
-    """The snapshot of the file's state now: held by this process, or mapped from the cache directory."""
-    signature = Signature.of(db_path)
+def _current(key: Key, db_path: Path, signature: Signature | None = None) -> Snapshot | None:
+    """The snapshot of the file's state now (or of the state ``signature`` names): held by this process, or
+    mapped from the cache directory."""
+    signature = signature or Signature.of(db_path)
     held = STORE.fresh(key, signature)
     if held is not None:
         return held
@@ -352,7 +359,7 @@ def _prune() -> None:
     for meta in (root / KIND).glob("*/snapshot.json"):
         with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
             db_path = Path(json.loads(meta.read_text(encoding="utf-8"))["db_path"])
-            if holders.gone(db_path):
+            if holders.gone(db_path) and shipped.left_in_store(db_path) is None:
                 shutil.rmtree(meta.parent, ignore_errors=True)
 
 

@@ -20,10 +20,11 @@ from typing import Any
 from onetool_code import progress
 from onetool_code.index import database, private_copy, snapshot
 from onetool_code.index.store import Key, Signature, cache_root, folder, publish
+from onetool_code.published import manifest
 from onetool_code.schema import EMBEDDING_SIDECAR_SUFFIX, WAL_SUFFIX
 from onetool_code.spans import note
 
-SHIPPED = f".snapshot-{snapshot.FORMAT}"  # a shipped snapshot's folder: the index file's name and this
+SHIPPED = f"{manifest.SHIPPED}{snapshot.FORMAT}"  # a shipped snapshot's folder: the index file's name and this
 
 
 def export(project_root: Path, db_path: Path, into: Path) -> dict[str, Any]:
@@ -63,6 +64,19 @@ def export(project_root: Path, db_path: Path, into: Path) -> dict[str, Any]:
         "files": len(made.files),
         "chunks": len(made.chunks),
     }
+
+
+def left_in_store(db_path: Path) -> Signature | None:
+    """The state a fetched version's shipped snapshot was read from, while the version's index file is still in
+    the store (a reader that adopts the snapshot never needs it): what the snapshot is kept under meanwhile. None
+    for a file that is here, or that is not a published version's."""
+    shipped = db_path.with_name(db_path.name + SHIPPED)
+    try:
+        if db_path.exists() or not db_path.resolve().is_relative_to((cache_root() / "published").resolve()):
+            return None
+        return Signature.recorded(json.loads((shipped / "snapshot.json").read_text(encoding="utf-8"))["signature"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def adopt(key: Key, db_path: Path, signature: Signature) -> bool:

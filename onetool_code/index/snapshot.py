@@ -371,7 +371,7 @@ def _loaded(target: Path, db_path: Path, meta: dict, bases: Callable[[Path], Sna
     fields = {
         "db_path": db_path,
         "folder": target,
-        "signature": Signature(**{k: tuple(v) if k == "wal" and v else v for k, v in meta["signature"].items()}),
+        "signature": Signature.recorded(meta["signature"]),
         "created": float(meta["created"]),
         "language_counts": tuple(tuple(c) for c in meta["language_counts"]),
         "files": files,

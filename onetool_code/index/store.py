@@ -59,6 +59,11 @@ class Signature:
             wal = None
         return cls(stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino, stat.st_dev, wal)
 
+    @classmethod
+    def recorded(cls, record: dict[str, Any]) -> Signature:
+        """A signature as a snapshot's record (JSON) keeps it."""
+        return cls(**{k: tuple(v) if k == "wal" and v else v for k, v in record.items()})
+
     @property
     def changed(self) -> float:
         """When the file or its WAL was last written, in seconds since the epoch (a writer moves the mtime; the

@@ -10,7 +10,16 @@ what a reader accepts. The store client is imported only when a URL is used.
 from __future__ import annotations
 
 from onetool_code.published.environment import Environment
-from onetool_code.published.replica import Fetched, database, fetched, notice, place, refresh_in_background, reset
+from onetool_code.published.replica import (
+    Fetched,
+    complete,
+    database,
+    fetched,
+    notice,
+    place,
+    refresh_in_background,
+    reset,
+)
 from onetool_code.published.store import is_url
 from onetool_code.published.upload import Published, publish
 
@@ -18,6 +27,7 @@ __all__ = [
     "Environment",
     "Fetched",
     "Published",
+    "complete",
     "database",
     "fetched",
     "is_url",

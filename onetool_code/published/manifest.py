@@ -22,6 +22,7 @@ from onetool_code.errors import OneToolCodeError
 
 FORMAT = 1  # bump when a reader of the previous format could not use a version
 LATEST = "manifest.json"
+SHIPPED = ".snapshot-"  # a snapshot shipped beside the index file: the file's name, this, and its format
 VERSIONS = "versions/"
 MAX_BYTES = 4 << 20  # a manifest of this size names some 30,000 objects
 MAX_OBJECTS = 20_000

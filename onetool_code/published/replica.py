@@ -33,7 +33,7 @@ from onetool_code.published import manifest
 from onetool_code.published.environment import Environment
 from onetool_code.published.store import Location, Missing, Store, StoreError, Unchanged
 from onetool_code.reading import PUBLISHED_MARKER
-from onetool_code.schema import DB_FILE_NAME
+from onetool_code.schema import DB_FILE_NAME, WAL_SUFFIX
 from onetool_code.spans import note
 
 DB_FOLDER = (".chunkhound", "db")  # where a version's files go under its project folder: ChunkHound's default
@@ -59,6 +59,7 @@ class Version:
 
 
 _NOTICES: dict[str, str] = {}  # a root -> why it answers from a version that may not be the newest
+_REACH: dict[str, tuple[Location, Environment]] = {}  # a version's root -> its store, as this process reached it
 _LOCK = threading.Lock()
 _background = False
 _running: dict[str, threading.Thread] = {}
@@ -107,20 +108,51 @@ def _project_folder(db_path: Path) -> Path:
 
 
 def place(text: str, env: Environment) -> Path:
-    """The project folder that a search of the store URL ``text`` reads: the newest version, fetched if need be."""
+    """The project folder that a search of the store URL ``text`` reads: the newest version, fetched if need be
+    (but for its index file, while the snapshot shipped with it serves: ``complete`` fetches it when it does not)."""
     location = Location.parse(text)
     home = folder(location, env)
     held = _held(home)
-    if held is not None and not _due(home, env):
-        return held.root
-    if held is not None and _background:
-        with _LOCK:
-            if location.url not in _running or not _running[location.url].is_alive():
-                thread = threading.Thread(target=_check_quietly, args=(location, home, env), daemon=True)
-                _running[location.url] = thread
-                thread.start()
-        return held.root
-    return _check(location, home, env).root
+    if held is None or _due(home, env):
+        if held is not None and _background:
+            with _LOCK:
+                if location.url not in _running or not _running[location.url].is_alive():
+                    thread = threading.Thread(target=_check_quietly, args=(location, home, env), daemon=True)
+                    _running[location.url] = thread
+                    thread.start()
+        else:
+            held = _check(location, home, env)
+    with _LOCK:
+        _REACH[str(held.root)] = (location, env)
+    return held.root
+
+
+def complete(db_path: Path) -> None:
+    """Fetch what a version fetched by this process left in the store (its index file, and WAL), when a search
+    needs them after all: snapshots off, or a shipped snapshot this reader cannot use. Nothing for any other
+    file."""
+    root = _project_folder(db_path)
+    with _LOCK:
+        reach = _REACH.get(str(root))
+    if reach is None or db_path.exists():
+        return
+    location, env = reach
+    home = folder(location, env)
+    with _machine_lock(home):
+        found = _version(root.parent).manifest
+        where = root.joinpath(*DB_FOLDER)
+        todo = [(item, where / item.key.removeprefix(found.folder())) for item in found.items]
+        todo = [(item, path) for item, path in todo if not path.exists()]
+        if not todo:
+            return
+        parts = [(item, path.with_name(path.name + ".fetching")) for item, path in todo]
+        size = sum(item.size for item, _ in todo)
+        _room(home, found, size - sum(min(_size(part), item.size) for item, part in parts))
+        note(f"fetching the index file of version {found.version} of {location.url} ({size / 1e6:,.1f} MB)")
+        _download_all(Store(location, env), parts, root.parent, size)
+        for (_, path), (_, part) in sorted(zip(todo, parts, strict=True), key=lambda pair: pair[0][1] == db_path):
+            os.utime(part, (found.created, found.created))  # the WAL first: the file never shows without it
+            part.rename(path)
 
 
 def folder(location: Location, env: Environment) -> Path:
@@ -206,24 +238,11 @@ def _fetch(store: Store, found: manifest.Manifest, home: Path) -> Version:
     partial = home / f"{found.version}.partial"
     partial.mkdir(mode=0o700, parents=True, exist_ok=True)
     where = partial / found.project / Path(*DB_FOLDER)
-    todo = [(item, where / item.key.removeprefix(found.folder())) for item in found.items]
-    present = sum(min(path.stat().st_size, item.size) for item, path in todo if path.is_file())
-    needed, free = found.size - present, shutil.disk_usage(partial).free
-    if needed + SPARE_BYTES > free:
-        raise StoreError(
-            f"not enough free space in {home} to fetch version {found.version} ({needed / 1e6:,.0f} MB needed, "
-            f"{free / 1e6:,.0f} MB free); set ONETOOL_CODE_CACHE_DIR to a folder on a larger disk"
-        )
-    watcher = progress.watcher()
-    reading = watcher(target) if watcher is not None else None
-    done = present
-    try:
-        for item, path in todo:
-            before = done
-            done += _download(store, item, path, lambda n, before=before: _told(reading, before + n, found.size))
-    finally:
-        if reading is not None:
-            reading.close()
+    left = _left_in_store(found)
+    todo = [(item, where / item.key.removeprefix(found.folder())) for item in found.items if item.key not in left]
+    size = sum(item.size for item, _ in todo)
+    _room(home, found, size - sum(min(_size(path), item.size) for item, path in todo))
+    _download_all(store, todo, target, size)
     for _, path in todo:  # as old as the version: a search reads the file at once, not after a quiet spell
         os.utime(path, (found.created, found.created))
     marker = {"url": store.location.url, "version": found.version, "created": found.created, "git": found.git}
@@ -231,6 +250,45 @@ def _fetch(store: Store, found: manifest.Manifest, home: Path) -> Version:
     (partial / manifest.LATEST).write_bytes(found.dumps())  # last: a version folder holding it is whole
     partial.rename(target)
     return _version(target)
+
+
+def _left_in_store(found: manifest.Manifest) -> set[str]:
+    """The keys a reader need not fetch: the index file and its WAL, when the version ships a snapshot of them
+    (a reader that can use it never opens the file; two thirds of a version's bytes)."""
+    base = found.folder() + DB_FILE_NAME
+    if not any(i.key.startswith(base + manifest.SHIPPED) and i.key.endswith("/snapshot.json") for i in found.items):
+        return set()
+    return {base, base + WAL_SUFFIX}
+
+
+def _room(home: Path, found: manifest.Manifest, needed: int) -> None:
+    free = shutil.disk_usage(home).free
+    if needed + SPARE_BYTES > free:
+        raise StoreError(
+            f"not enough free space in {home} to fetch version {found.version} ({needed / 1e6:,.0f} MB needed, "
+            f"{free / 1e6:,.0f} MB free); set ONETOOL_CODE_CACHE_DIR to a folder on a larger disk"
+        )
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _download_all(store: Store, todo: list[tuple[manifest.Item, Path]], target: Path, size: int) -> None:
+    """Each object into its path (resumed, verified), with one progress bar over them all."""
+    watcher = progress.watcher()
+    reading = watcher(target) if watcher is not None else None
+    done = sum(min(_size(path), item.size) for item, path in todo)
+    try:
+        for item, path in todo:
+            before = done
+            done += _download(store, item, path, lambda n, before=before: _told(reading, before + n, size))
+    finally:
+        if reading is not None:
+            reading.close()
 
 
 def _told(reading: progress.Reading | None, done: int, total: int) -> None:

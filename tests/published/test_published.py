@@ -154,19 +154,49 @@ def _tampered(url: str, change) -> None:
     obstore.put(client, "manifest.json", json.dumps(data).encode())
 
 
+def _corrupted(url: str, ending: str) -> None:
+    """One byte of the published object whose key ends so flipped: the same size, only the sha256 can tell."""
+    client = _client(url)
+    data = json.loads(bytes(obstore.get(client, "manifest.json").bytes()))
+    key = next(i["key"] for i in data["items"] if i["key"].endswith(ending))
+    body = bytearray(bytes(obstore.get(client, key).bytes()))
+    body[len(body) // 2] ^= 0xFF
+    obstore.put(client, key, bytes(body))
+
+
 def test_a_corrupted_object_is_refused(capsys, store, sample_index, tmp_path, monkeypatch):
     _publish(capsys, store, sample_index.root)
     monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(tmp_path / "cache"))
-
-    def corrupt(data, client):
-        item = next(i for i in data["items"] if i["key"].endswith("/chunks.db"))
-        body = bytearray(bytes(obstore.get(client, item["key"]).bytes()))
-        body[len(body) // 2] ^= 0xFF  # the same size: only the sha256 can tell
-        obstore.put(client, item["key"], bytes(body))
-
-    _tampered(store, corrupt)
+    _corrupted(store, "/files.json")  # of the shipped snapshot: fetched before any search
     answer = onetool_code.search(query=QUERY, path=store, base_url=sample_index.base_url)
     assert answer.startswith("Error:") and "sha256" in answer
+
+
+def test_the_index_file_is_fetched_only_when_a_search_needs_it(capsys, store, sample_index, tmp_path, monkeypatch):
+    """The shipped snapshot answers without the index file (two thirds of a version's bytes); snapshots off, a
+    search fetches it then, verified like any object."""
+    _publish(capsys, store, sample_index.root)
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(tmp_path / "cache"))
+    local = _search(sample_index.root, base_url=sample_index.base_url)["results"]
+    assert _search(sample_index.root, db=store, base_url=sample_index.base_url)["results"] == local
+    assert _search(store, base_url=sample_index.base_url)["results"]
+    fetched = list((tmp_path / "cache" / "published").rglob("chunks.db"))
+    assert not fetched and list((tmp_path / "cache" / "published").rglob("chunks.db.snapshot-*"))
+    assert onetool_code.status(path=store, format="json")["chunks"] > 0
+    assert _search(store, base_url=sample_index.base_url, cache=False)["results"]
+    (db,) = (tmp_path / "cache" / "published").rglob("chunks.db")
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == hashlib.sha256(sample_index.db.read_bytes()).hexdigest()
+    assert _search(sample_index.root, db=store, base_url=sample_index.base_url)["results"] == local
+
+
+def test_a_corrupted_index_file_is_refused_when_it_is_fetched(capsys, store, sample_index, tmp_path, monkeypatch):
+    _publish(capsys, store, sample_index.root)
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(tmp_path / "cache"))
+    _corrupted(store, "/chunks.db")
+    assert _search(store, base_url=sample_index.base_url)["results"]  # the snapshot needs no file
+    answer = onetool_code.search(query=QUERY, path=store, base_url=sample_index.base_url, cache=False)
+    assert answer.startswith("Error:") and "sha256" in answer
+    assert not list((tmp_path / "cache" / "published").rglob("chunks.db"))  # never put in place
 
 
 def test_a_manifest_naming_an_object_outside_its_version_is_refused(capsys, store, sample_index, tmp_path, monkeypatch):
@@ -418,19 +448,21 @@ def test_a_killed_download_is_resumed_and_verified(capsys, store, sample_index, 
     cache = tmp_path / "cache"
     monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(cache))
     latest = json.loads(bytes(obstore.get(_client(store), "manifest.json").bytes()))
-    db = next(i for i in latest["items"] if i["key"].endswith("/chunks.db"))
-    body = bytes(obstore.get(_client(store), db["key"]).bytes())
-    # What a fetch killed halfway through chunks.db leaves: its first half, in the version's partial folder.
+    # The biggest object a search fetches (the index file stays in the store while the shipped snapshot serves).
+    item = max((i for i in latest["items"] if not i["key"].endswith("/chunks.db")), key=lambda i: i["size"])
+    body = bytes(obstore.get(_client(store), item["key"]).bytes())
+    # What a fetch killed halfway through it leaves: its first half, in the version's partial folder.
     from onetool_code.published.replica import folder
     from onetool_code.published.store import Location
 
     home = folder(Location.parse(store), settings.store_environment())
-    partial = home / f"{latest['version']}.partial" / latest["project"] / ".chunkhound" / "db" / "chunks.db"
+    name = item["key"].removeprefix(f"versions/{latest['version']}/")
+    partial = home / f"{latest['version']}.partial" / latest["project"] / ".chunkhound" / "db" / name
     partial.parent.mkdir(parents=True)
     partial.write_bytes(body[: len(body) // 2])
     assert _search(store, base_url=sample_index.base_url)["results"]
-    fetched = home / latest["version"] / latest["project"] / ".chunkhound" / "db" / "chunks.db"
-    assert hashlib.sha256(fetched.read_bytes()).hexdigest() == db["sha256"]
+    fetched = home / latest["version"] / latest["project"] / ".chunkhound" / "db" / name
+    assert hashlib.sha256(fetched.read_bytes()).hexdigest() == item["sha256"]
     # A partial file that is not a prefix of the object is caught by its sha256, and fetched again whole next time.
     shutil.rmtree(home)
     partial.parent.mkdir(parents=True)
@@ -449,11 +481,11 @@ from onetool_code.published import replica
 fetches = []
 fetch = replica._fetch
 replica._fetch = lambda store, found, home: (fetches.append(found.version), fetch(store, found, home))[1]
-url, out, stop = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
+url, other, out, stop = sys.argv[1], sys.argv[2], Path(sys.argv[3]), Path(sys.argv[4])
 with out.open("w") as log:
     while not stop.exists():
         status = onetool_code.status(path=url, format="json")
-        found = onetool_code.search(query="config", path=url, mode="lexical", format="json")
+        found = onetool_code.search(query="config", path=[url, other], mode="lexical", format="json")
         record = {"at": time.time(), "status": status, "search": found, "fetches": list(fetches)}
         log.write(json.dumps(record) + "\\n")
         log.flush()
@@ -461,14 +493,16 @@ with out.open("w") as log:
 
 
 def test_many_machines_at_once(capsys, seaweedfs, store, sample_index, tmp_path, monkeypatch):
-    """Four readers (four machines: a cache each) search in a loop while the store goes down and comes back and
-    a new version is published: every answer is from one whole version, the store's absence costs notes and
-    never an error, each reader sees the new version within refresh plus one search, and no version is
-    fetched twice."""
+    """Eight readers (eight machines: a cache each) search a workspace of two published repositories in a loop
+    while the store goes down and comes back and a new version of one is published: every answer is from one
+    whole version, the store's absence costs notes and never an error, each reader sees the new version within
+    refresh plus one search, and no version is fetched twice."""
     from tooling.tcp_proxy import Proxy
 
     refresh = 0.5
     _publish(capsys, store, sample_index.root)
+    other = store.replace("/sample", "/other")
+    _publish(capsys, other, sample_index.root)
     root = tmp_path / "v2" / "project"
     shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".chunkhound"))
     (root / "src" / "bookshelf" / "errors.py").unlink()
@@ -476,23 +510,25 @@ def test_many_machines_at_once(capsys, seaweedfs, store, sample_index, tmp_path,
     proxy = Proxy(int(seaweedfs.endpoint.rsplit(":", 1)[1]))
     stop = tmp_path / "stop"
     readers = []
-    for n in range(4):
+    for n in range(8):
         env = {
             **os.environ, "AWS_ENDPOINT_URL": proxy.endpoint, "ONETOOL_CODE_REFRESH": str(refresh),
             "ONETOOL_CODE_CACHE_DIR": str(tmp_path / f"machine-{n}"),
         }  # fmt: skip
         log = tmp_path / f"reader-{n}.jsonl"
-        readers.append((log, subprocess.Popen([sys.executable, "-c", READER, store, str(log), str(stop)], env=env)))
+        readers.append(
+            (log, subprocess.Popen([sys.executable, "-c", READER, store, other, str(log), str(stop)], env=env))
+        )
     try:
         logs = [log for log, _ in readers]
-        _until(lambda: all(len(_records(log)) >= 2 for log in logs))
+        _until(lambda: all(len(_records(log)) >= 2 for log in logs), 180)
         proxy.stop()
         stopped = time.time()
         time.sleep(2 * refresh + 0.5)
         proxy.start()
         _publish(capsys, store, root)
         published_at = time.time()
-        _until(lambda: all(_records(log)[-1]["status"]["files"] == 28 for log in logs))
+        _until(lambda: all(_records(log)[-1]["status"]["files"] == 28 for log in logs), 120)
     finally:
         stop.touch()
         for _, process in readers:
@@ -511,7 +547,8 @@ def test_many_machines_at_once(capsys, seaweedfs, store, sample_index, tmp_path,
         first_new = next(r for r in records if r["status"]["files"] == 28)
         slowest = max(b["at"] - a["at"] for a, b in itertools.pairwise(records))
         assert first_new["at"] - published_at <= refresh + 2 * slowest
-        assert len(records[-1]["fetches"]) == len(set(records[-1]["fetches"])) == 2
+        assert len(records[-1]["fetches"]) == len(set(records[-1]["fetches"])) == 3  # two of one, one of other
+        assert all(len({r["repository"] for r in rec["search"]["results"]}) == 2 for rec in records)
     assert notes, "no reader said the store could not be reached while it was down"
     assert stopped < published_at
 
