@@ -40,11 +40,13 @@ HYBRID_K = 60  # reciprocal-rank constant of the fusion (the classic value): a l
 # so the priors and the file's evidence decide among them rather than BM25's small differences
 SEMANTIC_WEIGHT = 1.0
 LEXICAL_WEIGHT = 1.0
-DEFINITIONS_WEIGHT = 1.0  # the list of the named definitions (``lookup``), fused with the other two
+DEFINITIONS_WEIGHT = 0.6  # the list of the named definitions (``lookup``), fused with the other two: below them,
+# since its ties share a rank and a name's mention in prose fills it as well (1.0: semble dev split -0.001, fmtlib)
 NOT_DEFINING = 0.8  # a chunk that defines nothing (a variable, an import, a comment, a block)
 SHORT = 0.7  # a chunk of one or two lines
 TESTS = 0.5  # a test file; or, when the query or the filters ask for tests, any other file
-DOCS = 0.5  # documentation, examples, changelogs; or, when they are asked for, anything else
+DOCS = 0.35  # documentation, examples, changelogs; or, when they are asked for, anything else (0.5 put chi's
+# README second for ``Router``, above the file that defines it)
 NOT_CODE = 0.5  # configuration and data (YAML, JSON, TOML, a Makefile), unless asked for
 NAMED = 3.0  # the chunk defines a name the query spells out ...
 QUALIFIED = 3.0  # ... inside the class, module or folder the query names it by (``QuerySet.bulk_create``)
