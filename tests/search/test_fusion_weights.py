@@ -1,0 +1,44 @@
+"""The weights of the hybrid ranking's lists and kinds of file, on hits built by hand (``ranking.hybrid`` is a pure
+function of its lists): what each weight decides when the lists disagree."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from onetool_code.hits import Hit
+from onetool_code.schema import Filters
+from onetool_code.search import ranking
+
+
+def chunk(path: str, symbol: str, code: str, score: float, language: str = "c", kind: str = "function") -> Hit:
+    return Hit(0, path, language, kind, symbol, code, 10, 30, score)
+
+
+def order(query: str, lexical: list[Hit], definitions: tuple[Hit, ...] = ()) -> list[str]:
+    ranked = ranking.hybrid([], lexical, query, Filters(), definitions=definitions)
+    return list(dict.fromkeys(hit.file_path for hit in ranked))
+
+
+def test_when_the_definitions_list_and_the_words_disagree_the_words_decide():
+    # Both files define render_row; the named-definitions list has a.h first, the words b.h. Weighed alike the
+    # two would tie (and the path would put a.h first); the words' own list weighs more.
+    in_a = chunk("a.h", "render_row", "void render_row(Row *row) {\n  draw(row);\n}", 2.0)
+    in_b = chunk("b.h", "render_row", "void render_row(Row *row, Sink *out) {\n  write(out, row);\n}", 1.0)
+    definitions = (in_a, in_b)
+    lexical = [replace(in_b, score=9.0), replace(in_a, score=8.0)]
+    assert order("render_row", lexical, definitions) == ["b.h", "a.h"]
+
+
+def test_a_readme_that_mentions_a_name_comes_after_the_code_that_uses_it():
+    # chi's shape: chi.go declares the Router interface, mux.go builds one, the README mentions it in prose and
+    # leads the words' list by far.
+    declared = chunk("chi.go", "Router", "type Router interface {\n  Get(pattern string)\n}", 3.0, "go", "interface")
+    builds = chunk(
+        "mux.go", "NewMux", "// NewMux returns a Router.\nfunc NewMux() *Mux {\n  return &Mux{}\n}", 4.0, "go"
+    )
+    readme = chunk("README.md", "Router", "The Router interface lets you mount a Router.", 9.0, "markdown", "section")
+    others = [
+        chunk(f"x{i}.go", f"helper{i}", f"func helper{i}() {{}}\n// Router\n", 2.0 - i / 100, "go") for i in range(30)
+    ]
+    files = order("Router", [readme, builds, declared, *others], (declared,))
+    assert files.index("mux.go") < files.index("README.md")
