@@ -42,6 +42,7 @@ SEMANTIC_WEIGHT = 1.0
 LEXICAL_WEIGHT = 1.0
 DEFINITIONS_WEIGHT = 0.6  # the list of the named definitions (``lookup``), fused with the other two: below them,
 # since its ties share a rank and a name's mention in prose fills it as well (1.0: semble dev split -0.001, fmtlib)
+QUALIFIED_DEFINITIONS_WEIGHT = 1.0  # ... as much as the others when the query qualifies the name (``Template.render``)
 NOT_DEFINING = 0.8  # a chunk that defines nothing (a variable, an import, a comment, a block)
 SHORT = 0.7  # a chunk of one or two lines
 TESTS = 0.5  # a test file; or, when the query or the filters ask for tests, any other file
@@ -119,7 +120,9 @@ def hybrid(
     wants = _Wants.of(query, filters)
     lexical = sorted(lexical, key=lambda h: -h.score * _kind(h, wants))
     # The definitions first: a hit found in several lists is kept as found there, marked with what it defines.
-    named = DEFINITIONS_WEIGHT * (IN_PROSE if wants.incidental else 1.0)
+    named = (QUALIFIED_DEFINITIONS_WEIGHT if wants.qualifiers else DEFINITIONS_WEIGHT) * (
+        IN_PROSE if wants.incidental else 1.0
+    )
     lists = ((named, definitions), (SEMANTIC_WEIGHT, semantic), (LEXICAL_WEIGHT, lexical))
     for weight, hits in lists:
         for rank, hit in _ranks(dedupe(hits), shared=hits is definitions):

@@ -42,3 +42,34 @@ def test_a_readme_that_mentions_a_name_comes_after_the_code_that_uses_it():
     ]
     files = order("Router", [readme, builds, declared, *others], (declared,))
     assert files.index("mux.go") < files.index("README.md")
+
+
+def test_a_qualified_name_found_only_by_its_definition_leads_a_same_named_method_the_words_found():
+    # Django's shape: ``Template.render`` is defined in template/base.py, which the words miss; a renderer's
+    # ``render`` in forms/renderers.py leads their list and its file is named by the query's word. The
+    # named-definitions list, exact when the query qualifies the name, weighs as much as the words then.
+    wanted = chunk(
+        "template/base.py",
+        "Template.render",
+        "    def render(self, context):\n        return 1\n",
+        2.0,
+        "python",
+        "method",
+    )
+    other = chunk(
+        "forms/renderers.py",
+        "BaseRenderer.render",
+        "    def render(self, name, context):\n        return 2\n",
+        1.0,
+        "python",
+        "method",
+    )
+    ranked = ranking.hybrid(
+        [],
+        [replace(other, score=9.0)],
+        "Template.render",
+        Filters(),
+        definitions=(wanted, other),
+        qualified=frozenset({wanted.key}),
+    )
+    assert ranked[0].file_path == "template/base.py"
