@@ -79,6 +79,14 @@ ROWS: dict[str, tuple[str, dict[tuple[Any, str], Any]]] = {
         {(file_roles, "HUB_NAMES"): frozenset()},
     ),
     "exported": ("a chunk re-exporting a name the query spells", {(ranking, "EXPORTED"): 1.0}),
+    "definitions_weight": (
+        "the named-definitions list below the words' own (off: weighed alike)",
+        {(ranking, "DEFINITIONS_WEIGHT"): 1.0},
+    ),
+    "qualified_definitions": (
+        "a qualified name keeps the named-definitions list at full weight",
+        {(ranking, "QUALIFIED_DEFINITIONS_WEIGHT"): 0.6},
+    ),
     "legacy": ("legacy copies (deprecated/, _compat/, v3/ beside v4/) below current code", {(ranking, "LEGACY"): 1.0}),
 }
 
