@@ -15,6 +15,7 @@ once per state of the index file, from the snapshot's rows, and memory-mapped by
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -216,15 +217,37 @@ def path_document(path: str) -> list[str]:
     return tokens(posix.name.lstrip(".").split(".")[0]) * STEM_REPEATS + tokens(" ".join(folders))
 
 
+class _TokenIds(dict[str, list[int]]):
+    """A word's token ids, split once per distinct word, new tokens numbered in ``vocabulary``: a million
+    chunks' documents are never held as strings, and each word costs one dict look-up."""
+
+    def __init__(self, vocabulary: dict[str, int]) -> None:
+        super().__init__()
+        self.vocabulary = vocabulary
+
+    def __missing__(self, word: str) -> list[int]:
+        vocabulary = self.vocabulary
+        ids = self[word] = [vocabulary.setdefault(t, len(vocabulary)) for t in word_tokens(word)]
+        return ids
+
+
 def build(chunks: ChunkRows) -> LexicalIndex:
-    """Tokenise every chunk and index the documents with bm25s."""
+    """Tokenise every chunk (the documents of ``_documents``, as token ids) and index them with bm25s."""
     import bm25s
 
-    documents, _ = _documents(chunks)
     vocabulary: dict[str, int] = {}
-    ids = [[vocabulary.setdefault(t, len(vocabulary)) for t in document] for document in documents]
-    lengths = np.fromiter((len(d) for d in documents), np.float64, len(documents))
-    retriever = bm25s.BM25(k1=K1, b=B) if documents else None
+    of_word = _TokenIds(vocabulary)
+    of_file: dict[int, list[int]] = {}
+    ids = []
+    for file_code, (chunk_type, symbol, code) in zip(chunks.attributes.file_codes, chunks.texts(), strict=True):
+        found = words(code) + words(defined_name(symbol, chunk_type, code))
+        code_of = int(file_code)
+        if code_of not in of_file:
+            path = path_document(chunks.attributes.paths[code_of])
+            of_file[code_of] = [vocabulary.setdefault(t, len(vocabulary)) for t in path]
+        ids.append([*itertools.chain.from_iterable(map(of_word.__getitem__, found)), *of_file[code_of]])
+    lengths = np.fromiter((len(d) for d in ids), np.float64, len(ids))
+    retriever = bm25s.BM25(k1=K1, b=B) if ids else None
     if retriever is not None:
         retriever.index((ids, vocabulary), show_progress=False)
     return LexicalIndex(retriever, chunks.chunk_ids, chunks.attributes, lengths)
