@@ -39,7 +39,9 @@ from onetool_code.spans import note
 if TYPE_CHECKING:
     import duckdb
 
-FORMAT = 5  # bump when what a snapshot folder holds changes (5: the lexical index's tokens are stems)
+# Bump when what a snapshot folder holds changes (5: the lexical index's tokens are stems; 6: the vectors one
+# float32 row each, beside their int8 codes).
+FORMAT = 6
 # A delta larger than this share of its base's chunks (and than MIN_DELTA_CHUNKS) is read whole instead: the
 # base's dead rows cost every search a little, and the delta is read again at each refresh.
 MAX_DELTA_SHARE = 0.05
@@ -161,6 +163,11 @@ def _delta_vectors(joined: vector_cache.VectorCache, columns: int) -> vector_cac
         joined,
         matrix=joined.added,
         added=None,
+        codes=joined.added_codes,
+        added_codes=None,
+        scales=joined.scales[part],
+        residuals=joined.residuals[part],
+        spans=joined.spans[part],
         chunk_ids=joined.chunk_ids[part],
         embedding_ids=joined.embedding_ids[part],
         places=joined.places[part],
