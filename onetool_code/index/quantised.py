@@ -55,7 +55,9 @@ def bounds(
     codes = np.clip(np.rint(query / scale), -CODE_MAX, CODE_MAX)
     rest = float(np.linalg.norm(query - scale * codes))
     packed = codes.astype(np.int8)[np.newaxis]
-    dots = np.concatenate([np.asarray(simsimd.cdist(packed, part, metric="dot", threads=THREADS))[0] for part in parts if part.size])
+    dots = np.concatenate(
+        [np.asarray(simsimd.cdist(packed, part, metric="dot", threads=THREADS))[0] for part in parts if part.size]
+    )
     estimate = scales * scale * dots if dots.size else np.zeros(0)
     slack = residuals * float(np.linalg.norm(query)) + spans * rest + ROUNDING
     return estimate - slack, estimate + slack
