@@ -10,8 +10,9 @@ Each row is measured in its own process (its peak resident memory, ``VmHWM``, is
 cache directory of that library copy emptied first:
 
 - first read: ``live.view`` in a fresh process, the snapshot made from the DuckDB file; its bytes on disk;
-- warm: every query of ``bench/scale_queries.json`` searched once, then ``--reps`` times in each mode through
-  ``api.run_search`` (embedding call to the test server on 127.0.0.1 included): median and max over queries;
+- warm: every query of ``bench/scale_queries.json`` searched once, then once more in each mode through
+  ``api.run_search`` (embedding call to the test server on 127.0.0.1 included), in ``--rounds`` processes per
+  package alternating packages: a query's median over rounds, then median and max over queries;
 - ChunkHound's SQL: its query on a connection held open, in its own venv's duckdb, the same query vectors
   (plus the median embedding call, timed here);
 - numpy: ``matrix @ unit`` over the snapshot's float32 matrix, mapped and warm.
@@ -226,16 +227,36 @@ def chunkhound_sql(root: Path, base_url: str, workdir: Path, limit: int, reps: i
     return {**result, "embed_ms": statistics.median(calls), "dims": dims}
 
 
-def measure(package: Path, root: Path, base_url: str, cache: Path, reps: int, limit: int) -> dict[str, Any]:
-    shutil.rmtree(cache, ignore_errors=True)
-    cache.mkdir(parents=True)
+def measure(packages: list[Path], root: Path, base_url: str, workdir: Path, rounds: int, limit: int) -> dict[str, Any]:
+    """First reads one package after the other; then warm rounds alternating packages, so that a shared machine's
+    load falls on each alike (a query's time is its median over rounds)."""
     me = str(Path(__file__).resolve())
-    first = _child([me, "--run", "first", "--root", str(root), "--base-url", base_url], package, cache)
-    size = sum(f.stat().st_size for f in cache.rglob("*") if f.is_file())
-    warm = _child([me, "--run", "warm", "--root", str(root), "--base-url", base_url, "--reps", str(reps),
-                   "--queries", str(limit)], package, cache)  # fmt: skip
-    scan = _child([me, "--run", "numpy", "--cache", str(cache), "--reps", str(max(reps, 5))], package, cache)
-    return {"first": first, "bytes": size, "warm": warm, "numpy": scan}
+    results: dict[str, Any] = {}
+    for i, package in enumerate(packages):
+        cache = workdir / f"cache-{i}"
+        shutil.rmtree(cache, ignore_errors=True)
+        cache.mkdir(parents=True)
+        print(f"first read: {package}", file=sys.stderr)
+        first = _child([me, "--run", "first", "--root", str(root), "--base-url", base_url], package, cache)
+        size = sum(f.stat().st_size for f in cache.rglob("*") if f.is_file())
+        results[f"{i}: {package}"] = {"first": first, "bytes": size, "warm": [], "numpy": []}
+    for r in range(rounds):
+        for i, package in enumerate(packages):
+            print(f"warm round {r + 1}/{rounds}: {package}", file=sys.stderr)
+            cache, held = workdir / f"cache-{i}", results[f"{i}: {package}"]
+            held["warm"].append(_child([me, "--run", "warm", "--root", str(root), "--base-url", base_url,
+                                        "--reps", "1", "--queries", str(limit)], package, cache))  # fmt: skip
+            held["numpy"].append(_child([me, "--run", "numpy", "--cache", str(cache), "--reps", "5"], package, cache))
+    for held in results.values():
+        runs = held.pop("warm")
+        held["warm"] = {
+            "times": {
+                m: [statistics.median(q) for q in zip(*(run["times"][m] for run in runs), strict=True)] for m in MODES
+            },
+            "rss_mb": max(run["rss_mb"] for run in runs),
+        }
+        held["numpy"] = {"ms": statistics.median(run["ms"] for run in held["numpy"])}
+    return results
 
 
 def report(name: str, results: dict[str, dict[str, Any]], chunkhound: dict[str, Any]) -> list[str]:
@@ -278,7 +299,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=38)
     parser.add_argument("--noise", type=float, default=0.002, help="amplitude of each value's perturbation")
     parser.add_argument("--package", action="append", help="a checkout whose onetool_code is measured (repeatable)")
-    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--reps", type=int, default=3, help="ChunkHound's SQL: calls per query")
+    parser.add_argument("--rounds", type=int, default=3, help="warm rounds per package, alternating packages")
     parser.add_argument("--queries", type=int, default=20, help="how many of scale_queries.json")
     parser.add_argument("--workdir", default=str(Path.home() / ".cache" / "onetool-code" / "million"))
     parser.add_argument("--run", help=argparse.SUPPRESS)
@@ -304,11 +326,7 @@ def main() -> int:
     root = source if args.copies == 0 else build(source, args.copies, args.seed, args.noise, workdir)
     packages = [Path(p).resolve() for p in args.package or [str(REPO)]]
     with hybrid_speed.dense_server() as server:
-        results = {}
-        for i, package in enumerate(packages):
-            label = f"{i}: {package}"
-            print(f"measuring {label}", file=sys.stderr)
-            results[label] = measure(package, root, server.base_url, workdir / f"cache-{i}", args.reps, args.queries)
+        results = measure(packages, root, server.base_url, workdir, args.rounds, args.queries)
         chunkhound = chunkhound_sql(root, server.base_url, workdir, args.queries, args.reps)
     name = f"{root} ({args.copies} copies of {source})" if args.copies else str(root)
     print("\n".join(report(name, results, chunkhound)))

@@ -33,7 +33,7 @@ from onetool_code import progress
 from onetool_code.errors import DamagedError, SupersededError
 from onetool_code.hits import FileRow
 from onetool_code.index import database, lexical, rows, vector_cache
-from onetool_code.index.store import Signature, set_aside
+from onetool_code.index.store import Signature, set_aside, spill_folder
 from onetool_code.spans import note
 
 if TYPE_CHECKING:
@@ -199,7 +199,12 @@ def read_whole(
         label = f"vectors of {embedding_set.model}"
         report(label, 0, embedding_set.count)
         vectors[embedding_set] = vector_cache.build(
-            con, db_path, embedding_set, files, lambda done, total, label=label: report(label, done, total)
+            con,
+            db_path,
+            embedding_set,
+            files,
+            lambda done, total, label=label: report(label, done, total),
+            spill_folder(target),
         )
     held = time.perf_counter() - started
 

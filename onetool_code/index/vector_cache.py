@@ -37,7 +37,7 @@ import numpy as np
 
 from onetool_code.errors import IndexUnreadableError
 from onetool_code.hits import FileRow
-from onetool_code.index import database, quantised
+from onetool_code.index import database, quantised, spill, unit_rows
 from onetool_code.index.attributes import Attributes
 from onetool_code.index.store import heap
 from onetool_code.schema import Filters
@@ -109,7 +109,7 @@ class VectorCache:
         candidates in float64 costs 3 ms at 109,000 x 1536)."""
         rows = self.attributes.rows(filters)
         self._check_broken(rows)
-        units, scorable = _units(vectors)
+        units, scorable = unit_rows.units(vectors)
         return [self._page(units[i], bool(scorable[i]), rows, limit, offset, exact) for i in range(len(units))]
 
     def vector_of(self, chunk_id: int) -> np.ndarray | None:
@@ -261,7 +261,7 @@ class VectorCache:
     def save(self, into: Path) -> None:
         """Write the arrays (``np.save``: memory-mappable) and the rest as JSON into a folder of a snapshot."""
         for name in _ARRAYS:
-            np.save(into / f"{name}.npy", getattr(self, name))
+            spill.save(getattr(self, name), into / f"{name}.npy")
         self.attributes.save(into)
         meta = {"embedding_set": dataclasses.asdict(self.embedding_set), "build_seconds": self.build_seconds}
         (into / "vectors.json").write_text(json.dumps(meta), encoding="utf-8")
@@ -284,31 +284,23 @@ def _touch(part: np.ndarray) -> None:
     part[::1024].sum()
 
 
-def _units(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Query vectors as float32 unit rows (normalised in float64), and which of them have a direction."""
-    queries = np.atleast_2d(np.asarray(vectors, dtype=np.float32)).astype(np.float64)
-    norms = np.sqrt(np.einsum("ij,ij->i", queries, queries))
-    scorable = np.isfinite(norms) & (norms > 0)
-    units = np.zeros_like(queries, dtype=np.float32)
-    units[scorable] = queries[scorable] / norms[scorable, np.newaxis]
-    return units, scorable
-
-
 def build(
     con: duckdb.DuckDBPyConnection,
     db_path: Path,
     embedding_set: database.EmbeddingSet,
     files: Sequence[FileRow],
     progress: Callable[[int, int], None] | None = None,
+    spilled: Path | None = None,
 ) -> VectorCache:
     """Read one provider/model's vectors through ``con`` (read-only) into a new cache; ``files`` are
-    ``database.file_rows`` of the same connection; ``progress`` hears (vectors read, vectors in all)."""
+    ``database.file_rows`` of the same connection; ``progress`` hears (vectors read, vectors in all);
+    ``spilled``: a folder where the float32 matrix and its codes are written as they are read, then mapped."""
     count, low, high = database.vector_extent(con, embedding_set)
     window = max(256, WINDOW_BYTES // (embedding_set.dims * 4))
     windows = (
         database.vector_window(con, embedding_set, start, start + window) for start in range(low, high + 1, window)
     )
-    return _assemble(db_path, embedding_set, files, count, window, windows, progress)
+    return _assemble(db_path, embedding_set, files, count, window, windows, progress, spilled)
 
 
 def build_of(
@@ -335,13 +327,26 @@ def _assemble(
     window: int,
     windows: Iterable[dict[str, np.ndarray]],
     progress: Callable[[int, int], None] | None = None,
+    spilled: Path | None = None,
 ) -> VectorCache:
     started = time.perf_counter()
     file_ids = np.fromiter((f.file_id for f in files), dtype=np.int64, count=len(files))
     by_id = np.argsort(file_ids)
     dims = embedding_set.dims
-    matrix = np.empty((count, dims), dtype=np.float32)
-    codes = np.empty((count, dims), dtype=np.int8)
+    if spilled is None:
+        matrix = np.empty((count, dims), dtype=np.float32)
+        codes = np.empty((count, dims), dtype=np.int8)
+        writers = None
+    else:
+        folder = spilled / f"vectors-{embedding_set.dims}-{embedding_set.provider}-{embedding_set.model}".replace(
+            "/", "_"
+        )
+        folder.mkdir(parents=True)
+        writers = (
+            spill.Writer(folder / "matrix.npy", (count, dims), np.float32),
+            spill.Writer(folder / "codes.npy", (count, dims), np.int8),
+        )
+        window_rows = np.empty((min(window, count), dims), dtype=np.float32)
     scales, residuals, spans = (np.empty(count, dtype=np.float64) for _ in range(3))
     chunk_ids = np.empty(count, dtype=np.int64)
     embedding_ids = np.empty(count, dtype=np.int64)
@@ -370,8 +375,14 @@ def _assemble(
         type_codes[part] = np.fromiter(
             (types.setdefault(str(t), len(types)) for t in np.ma.getdata(columns["chunk_type"])), np.int32, n
         )
-        null, broken, unscorable = _fill(matrix[part], columns["embedding"])
-        codes[part], scales[part], residuals[part], spans[part] = quantised.encode(matrix[part])
+        block = matrix[part] if writers is None else window_rows[:n]
+        null, broken, unscorable = unit_rows.fill(block, columns["embedding"])
+        block_codes, scales[part], residuals[part], spans[part] = quantised.encode(block)
+        if writers is None:
+            codes[part] = block_codes
+        else:
+            writers[0].write(block)
+            writers[1].write(block_codes)
         nan_rows.append(np.flatnonzero(unscorable) + filled)
         null_rows.append(np.flatnonzero(null) + filled)
         broken_rows.append(np.flatnonzero(broken) + filled)
@@ -380,6 +391,8 @@ def _assemble(
             progress(filled, count)
     if filled != count:
         raise IndexUnreadableError(f"Cannot read the index {db_path}: it changed while its vectors were read.")
+    if writers is not None:
+        matrix, codes = (writer.mapped() for writer in writers)
     arrays = [
         matrix,
         codes,
@@ -415,29 +428,6 @@ def _assemble(
         broken_rows=_joined(broken_rows),
         build_seconds=time.perf_counter() - started,
     )
-
-
-def _fill(block: np.ndarray, embeddings: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Copy one window of vectors into ``block`` as unit rows; return its NULL, broken and NaN-cosine rows."""
-    n = len(embeddings)
-    null = np.ma.getmaskarray(embeddings)
-    values = np.ma.getdata(embeddings)
-    broken = np.fromiter((np.ma.isMaskedArray(v) and bool(np.ma.getmaskarray(v).any()) for v in values), bool, n)
-    if null.any() or broken.any():
-        for i in range(n):
-            block[i] = 0.0 if null[i] or broken[i] else np.ma.getdata(values[i])
-    elif n:
-        np.stack(values, out=block)
-    # Norms in float64: DuckDB scores vectors whose squares would overflow or vanish in float32 (measured:
-    # [1e30, 1e30] and [1e-20, 1e-20] both get their true cosine).
-    norms = np.empty(n, dtype=np.float64)
-    for start in range(0, n, 1024):  # einsum casts its operands to float64: in slices, so the copy stays small
-        part = block[start : start + 1024]
-        norms[start : start + 1024] = np.sqrt(np.einsum("ij,ij->i", part, part, dtype=np.float64))
-    usable = np.isfinite(norms) & (norms > 0) & ~null & ~broken
-    np.divide(block, norms[:, np.newaxis], out=block, where=usable[:, np.newaxis], casting="same_kind")
-    block[~usable] = 0.0
-    return null, broken, ~usable & ~null & ~broken
 
 
 def _joined(parts: Sequence[np.ndarray]) -> np.ndarray:

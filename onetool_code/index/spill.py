@@ -1,0 +1,47 @@
+"""Arrays written to disk as they are read, so that a first read of a large index never holds its vectors in
+memory (1,062,217 x 1536 float32 is 6.5 GB): each window goes to a ``.npy`` file by plain writes (the page cache
+holds them, not the process), the whole is mapped once read, and publishing the snapshot moves the file into it.
+
+The files live in a private folder beside the snapshot being made (``store.spill_folder``): removed once the
+snapshot is published (a mapping outlives the removal), or with the folders of dead writers if the process dies.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from onetool_code.index.store import SPILL
+
+
+class Writer:
+    """One array of known shape, written row block by row block."""
+
+    def __init__(self, path: Path, shape: tuple[int, ...], dtype: type) -> None:
+        self.path = path
+        self._file = path.open("wb")
+        header = {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)), "fortran_order": False, "shape": shape}
+        np.lib.format.write_array_header_1_0(self._file, header)
+
+    def write(self, block: np.ndarray) -> None:
+        self._file.write(np.ascontiguousarray(block).data)
+
+    def mapped(self) -> np.ndarray:
+        """The whole array, read-only and mapped (the file is complete)."""
+        self._file.close()
+        return np.load(self.path, mmap_mode="r")
+
+
+def save(array: np.ndarray, path: Path) -> None:
+    """``np.save``, or for an array spilled whole, a move of its file (same file system: the cache directory)."""
+    name = getattr(array, "filename", None)
+    source = Path(name) if isinstance(array, np.memmap) and name else None
+    if (
+        source is not None
+        and SPILL in source.parent.parent.name
+        and array.shape == np.load(source, mmap_mode="r").shape
+    ):
+        source.replace(path)
+    else:
+        np.save(path, array)
