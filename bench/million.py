@@ -43,6 +43,7 @@ sys.path[:0] = [str(REPO / "tests"), str(BENCH)]
 VERSION = 1  # bump when the recipe changes, so an old copy is never trusted
 CHUNKHOUND_PYTHON = Path.home() / ".cache" / "onetool-code" / "chunkhound-6.1.0" / "venv" / "bin" / "python"
 MODES = ("hybrid", "semantic", "lexical")
+MAX_RSS_GB = 11.0
 
 
 def build(source: Path, copies: int, seed: int, noise: float, workdir: Path) -> Path:
@@ -185,11 +186,27 @@ print(json.dumps({"times": times, "duckdb": duckdb.__version__}))
 
 
 def _child(args: list[str], package: Path, cache: Path, python: str = sys.executable) -> dict[str, Any]:
+    """One row in a fresh process, killed if its resident memory passes ``MAX_RSS_GB`` (a shared machine: the
+    kernel's OOM killer would otherwise pick a process, maybe another's)."""
     env = {**os.environ, "ONETOOL_CODE_CACHE_DIR": str(cache), "PYTHONPATH": f"{package}{os.pathsep}{BENCH}"}
-    done = subprocess.run([python, *args], capture_output=True, text=True, env=env, check=False, cwd=package)
-    if done.returncode != 0:
-        raise SystemExit(f"{args[:3]} failed:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    child = subprocess.Popen([python, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                             cwd=package)  # fmt: skip
+    peak, status = 0.0, Path(f"/proc/{child.pid}/status")
+    while child.poll() is None:
+        try:
+            rss = next(int(line.split()[1]) for line in status.read_text().splitlines() if line.startswith("VmRSS:"))
+        except (OSError, StopIteration):
+            rss = 0
+        peak = max(peak, rss / 2**20)
+        if peak > MAX_RSS_GB:
+            child.kill()
+            child.wait()
+            return {"killed_gb": peak}
+        time.sleep(0.2)
+    out, err = child.communicate()
+    if child.returncode != 0:
+        raise SystemExit(f"{args[:3]} failed ({child.returncode}):\n{err[-3000:]}")
+    return json.loads(out.strip().splitlines()[-1])
 
 
 def chunkhound_sql(root: Path, base_url: str, workdir: Path, limit: int, reps: int) -> dict[str, Any]:
