@@ -333,15 +333,19 @@ def _assemble(
     file_ids = np.fromiter((f.file_id for f in files), dtype=np.int64, count=len(files))
     by_id = np.argsort(file_ids)
     dims = embedding_set.dims
+    if spilled is not None:
+        try:
+            folder = spilled / f"vectors-{embedding_set.dims}-{embedding_set.provider}-{embedding_set.model}".replace(
+                "/", "_"
+            )
+            folder.mkdir(parents=True)
+        except OSError:
+            spilled = None  # a cache directory that cannot be written: the vectors are held, as a delta's are
     if spilled is None:
         matrix = np.empty((count, dims), dtype=np.float32)
         codes = np.empty((count, dims), dtype=np.int8)
         writers = None
     else:
-        folder = spilled / f"vectors-{embedding_set.dims}-{embedding_set.provider}-{embedding_set.model}".replace(
-            "/", "_"
-        )
-        folder.mkdir(parents=True)
         writers = (
             spill.Writer(folder / "matrix.npy", (count, dims), np.float32),
             spill.Writer(folder / "codes.npy", (count, dims), np.int8),
