@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ import numpy as np
 
 from onetool_code.errors import BadInputError
 from onetool_code.hits import FileRow, FileState, Hit
+from onetool_code.index import spill
 from onetool_code.index.attributes import Attributes
 from onetool_code.index.store import heap
 from onetool_code.names import PART_SUFFIX, definition_lines
@@ -32,6 +33,7 @@ from onetool_code.schema import Filters
 NOT_A_PATTERN = "query is not a valid regular expression (RE2 syntax, no lookaround or backreferences)"
 _PART_SUFFIX = re.compile(PART_SUFFIX.encode())  # bytes: ``\d`` is ``[0-9]``
 _ARRAYS = ("chunk_ids", "start_lines", "end_lines", "order")
+FORGET_EVERY = 50_000  # rows read between two ``Texts.forget_pages``
 
 
 @dataclass(frozen=True, eq=False)
@@ -41,12 +43,6 @@ class Texts:
     and the delta's."""
 
     parts: tuple[tuple[np.ndarray, np.ndarray], ...]  # (uint8 blob, int64 ends) per part
-
-    @classmethod
-    def of(cls, texts: Iterable[str]) -> Texts:
-        encoded = [text.encode("utf-8") for text in texts]
-        ends = np.cumsum(np.fromiter((len(e) for e in encoded), np.int64, len(encoded)))
-        return cls(((np.frombuffer(b"".join(encoded), dtype=np.uint8).copy(), ends),))
 
     def raw(self, i: int) -> bytes:
         for blob, ends in self._plain:
@@ -64,6 +60,12 @@ class Texts:
     def __getitem__(self, i: int) -> str:
         return self.raw(i).decode("utf-8")
 
+    def forget_pages(self) -> None:
+        """``spill.forget_pages`` of every mapped part."""
+        for blob, ends in self.parts:
+            spill.forget_pages(blob)
+            spill.forget_pages(ends)
+
     def __add__(self, other: Texts) -> Texts:
         return Texts(self.parts + other.parts)
 
@@ -74,7 +76,7 @@ class Texts:
     def save(self, into: Path, name: str) -> None:
         (blob, ends), *more = self.parts
         assert not more, "a snapshot saves one part"
-        np.save(into / f"{name}.npy", blob)
+        spill.save(blob, into / f"{name}.npy")  # a first read's is moved, not copied
         np.save(into / f"{name}_ends.npy", ends)
 
     @classmethod
@@ -238,10 +240,15 @@ class ChunkRows:
     def _hit(self, i: int, score: float) -> Hit:
         return self._hits(np.array([i], dtype=np.int64), [score])[0]
 
-    def texts(self) -> list[tuple[str, str, str]]:
-        """Every row's (chunk type, symbol, code): what the lexical index reads."""
+    def texts(self) -> Iterator[tuple[str, str, str]]:
+        """Every row's (chunk type, symbol, code), one at a time: what the lexical index reads. The mapped texts'
+        pages are let go as it goes: a million chunks' code is most of a gigabyte."""
         names = self.attributes.type_names
-        return [(names[int(t)], self.symbols[i], self.code[i]) for i, t in enumerate(self.attributes.type_codes)]
+        for i, t in enumerate(self.attributes.type_codes.tolist()):
+            if i and not i % FORGET_EVERY:
+                self.symbols.forget_pages()
+                self.code.forget_pages()
+            yield names[t], self.symbols[i], self.code[i]
 
     def joined(self, alive: np.ndarray, delta: ChunkRows, files: Sequence[FileRow]) -> ChunkRows:
         """These rows (``alive``: which of them are still in the index) and the delta's, numbered in ``files``,
@@ -301,28 +308,85 @@ def _tie_break(chunk_ids: np.ndarray, start_lines: np.ndarray, file_codes: np.nd
 def build(files: Sequence[FileRow], chunks: Sequence[tuple[Any, ...]]) -> ChunkRows:
     """From ``database.file_rows`` (in path order) and ``database.chunk_rows`` (id, file id, type, symbol, code,
     start line, end line; in id order)."""
+    return built(files, [chunks])
+
+
+def built(
+    files: Sequence[FileRow],
+    windows: Iterable[Sequence[tuple[Any, ...]]],
+    into: Path | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> ChunkRows:
+    """``build`` from windows of rows in id order (``database.chunk_windows``), one held at a time; ``into``: a
+    folder where the code and symbols are written as they come (``spill.Blob``), then mapped; ``progress`` hears
+    the rows read so far."""
     position = {f.file_id: i for i, f in enumerate(files)}
-    n = len(chunks)
     types: dict[str, int] = {}
-    file_codes = np.fromiter((position[row[1]] for row in chunks), np.int32, n)
-    type_codes = np.fromiter((types.setdefault(row[2] or "", len(types)) for row in chunks), np.int32, n)
-    start_lines = np.fromiter((row[5] or 0 for row in chunks), np.int64, n)
-    chunk_ids = np.fromiter((row[0] for row in chunks), np.int64, n)
+    columns: dict[str, list[np.ndarray]] = {name: [] for name in ("ids", "files", "types", "starts", "ends")}
+    texts = {name: _TextsWriter(None if into is None else into / f"{name}.npy") for name in ("symbols", "code")}
+    done = 0
+    for window in windows:
+        n = len(window)
+        columns["ids"].append(np.fromiter((row[0] for row in window), np.int64, n))
+        columns["files"].append(np.fromiter((position[row[1]] for row in window), np.int32, n))
+        columns["types"].append(
+            np.fromiter((types.setdefault(row[2] or "", len(types)) for row in window), np.int32, n)
+        )
+        columns["starts"].append(np.fromiter((row[5] or 0 for row in window), np.int64, n))
+        columns["ends"].append(np.fromiter((row[6] or 0 for row in window), np.int64, n))
+        texts["symbols"].write(row[3] or "" for row in window)
+        texts["code"].write(row[4] or "" for row in window)
+        done += n
+        if progress is not None:
+            progress(done)
+    ids, file_codes, type_codes, start_lines, end_lines = (
+        np.concatenate(parts) if parts else np.zeros(0, dtype)
+        for parts, dtype in zip(columns.values(), _DTYPES, strict=True)
+    )
     arrays = {
-        "chunk_ids": chunk_ids,
+        "chunk_ids": ids,
         "start_lines": start_lines,
-        "end_lines": np.fromiter((row[6] or 0 for row in chunks), np.int64, n),
-        "order": _tie_break(chunk_ids, start_lines, file_codes),
+        "end_lines": end_lines,
+        "order": _tie_break(ids, start_lines, file_codes),
     }
     for array in arrays.values():
         array.flags.writeable = False
     return ChunkRows(
         attributes=Attributes.of(files, file_codes, type_codes, tuple(types)),
         file_states=tuple(f.state for f in files),
-        symbols=Texts.of(row[3] or "" for row in chunks),
-        code=Texts.of(row[4] or "" for row in chunks),
+        symbols=texts["symbols"].texts(),
+        code=texts["code"].texts(),
         **arrays,
     )
+
+
+_DTYPES = (np.int64, np.int32, np.int32, np.int64, np.int64)
+
+
+class _TextsWriter:
+    """``Texts`` made window by window: held as bytes, or written to a ``.npy`` file as they come."""
+
+    def __init__(self, path: Path | None) -> None:
+        self._blob = None if path is None else spill.Blob(path)
+        self._held: list[bytes] = []
+        self._ends: list[np.ndarray] = []
+        self._size = 0
+
+    def write(self, texts: Iterable[str]) -> None:
+        encoded = [text.encode("utf-8") for text in texts]
+        self._ends.append(self._size + np.cumsum(np.fromiter(map(len, encoded), np.int64, len(encoded))))
+        joined = b"".join(encoded)
+        self._size += len(joined)
+        if self._blob is None:
+            self._held.append(joined)
+        else:
+            self._blob.write(joined)
+
+    def texts(self) -> Texts:
+        ends = np.concatenate(self._ends) if self._ends else np.zeros(0, np.int64)
+        if self._blob is not None:
+            return Texts(((self._blob.mapped(), ends),))
+        return Texts(((np.frombuffer(b"".join(self._held), dtype=np.uint8).copy(), ends),))
 
 
 def language_counts(files: Sequence[FileRow]) -> tuple[tuple[str, int, int], ...]:

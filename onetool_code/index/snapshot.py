@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from onetool_code import progress
+from onetool_code import progress, schema
 from onetool_code.errors import DamagedError, SupersededError
 from onetool_code.hits import FileRow
 from onetool_code.index import database, lexical, rows, vector_cache
@@ -48,6 +48,7 @@ MAX_DELTA_SHARE = 0.05
 MIN_DELTA_CHUNKS = 2000
 MAX_DRIFT = 0.01  # the lexical scores' bound (``lexical.LexicalIndex``): 1%
 DIGEST_BLOCK = 256  # vectors whose digests are compared at a time
+CHUNK_WINDOW = 16_384  # chunk ids a first read takes at a time (a window's code: a few MB)
 
 Report = Callable[[str, int, int], None]  # (what is being read, done, total): ``progress.CHUNKS`` first
 
@@ -188,11 +189,19 @@ def read_whole(
     """Every row and vector of the state ``con`` reads; returns the step that makes the snapshot of them, to run
     once ``con`` is closed (it derives the lexical index, the long part, without holding the file)."""
     started = time.perf_counter()
+    for statement in schema.FIRST_READ_LIMITS_SQL:
+        con.execute(statement)
     layout = database.layout(con, db_path)
     files = database.file_rows(con)
-    total = sum(f.chunks for f in files)
+    total, windows = database.chunk_windows(con, CHUNK_WINDOW)
     report(progress.CHUNKS, 0, total)
-    chunk_rows = database.chunk_rows(con)
+    spilled = spill_folder(target)
+    try:
+        (spilled / "rows").mkdir(parents=True)
+        into: Path | None = spilled / "rows"
+    except OSError:
+        into = None  # a cache directory that cannot be written: the texts are held, as the vectors are then
+    chunks = rows.built(files, windows, into, lambda done: report(progress.CHUNKS, done, total))
     _, _, digests = database.chunk_ids(con)
     vectors = {}
     for embedding_set in layout.embedding_sets:
@@ -204,13 +213,12 @@ def read_whole(
             embedding_set,
             files,
             lambda done, total, label=label: report(label, done, total),
-            spill_folder(target),
+            spilled,
         )
     held = time.perf_counter() - started
 
     def finish() -> Snapshot:
         report("lexical index", 0, total)
-        chunks = rows.build(files, chunk_rows)
         return _made(
             db_path,
             target,

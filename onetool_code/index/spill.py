@@ -8,6 +8,7 @@ snapshot is published (a mapping outlives the removal), or with the folders of d
 
 from __future__ import annotations
 
+import mmap
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +32,43 @@ class Writer:
         """The whole array, read-only and mapped (the file is complete)."""
         self._file.close()
         return np.load(self.path, mmap_mode="r")
+
+
+class Blob:
+    """A ``.npy`` of bytes whose length is known only at the end (a million chunks' code): its header is written
+    with room for any length, and rewritten, as long, once the bytes are in."""
+
+    HEADER = 128  # bytes, the magic string and length included (numpy pads its own to a multiple of 64)
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.size = 0
+        self._file = path.open("wb")
+        self._file.write(self._header(0))
+
+    def write(self, data: bytes) -> None:
+        self._file.write(data)
+        self.size += len(data)
+
+    def mapped(self) -> np.ndarray:
+        """The bytes, read-only and mapped."""
+        self._file.seek(0)
+        self._file.write(self._header(self.size))
+        self._file.close()
+        return np.load(self.path, mmap_mode="r")
+
+    def _header(self, size: int) -> bytes:
+        text = repr({"descr": "|u1", "fortran_order": False, "shape": (size,)})
+        text = text.ljust(self.HEADER - 10 - 1) + "\n"
+        return b"\x93NUMPY\x01\x00" + len(text).to_bytes(2, "little") + text.encode("latin1")
+
+
+def forget_pages(array: np.ndarray) -> None:
+    """Let go of the pages of a mapped array this process has read (they stay in the page cache, and come back
+    at the next read): a pass over a million chunks' code would otherwise count it all as the process's."""
+    mapping = getattr(array, "_mmap", None)
+    if isinstance(array, np.memmap) and isinstance(mapping, mmap.mmap):
+        mapping.madvise(mmap.MADV_DONTNEED)
 
 
 def save(array: np.ndarray, path: Path) -> None:
