@@ -82,3 +82,49 @@ def test_a_zero_query_bounds_every_row_at_zero():
         np.zeros(DIMS, np.float32), [quantised.encode(rows)[0]], *quantised.encode(rows)[1:]
     )
     assert not lower.any() and not upper.any()
+
+
+def _leaning(seed: int, count: int = 2000) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A query the int8 codes hold exactly (every value +-1/sqrt(dims)) and rows whose rounding error leans on it
+    as far as rounding lets it: each value 0.49 of a step off its code, along the query ("up" rows, even) or
+    against it ("down" rows, odd, whose codes are three to five steps closer to the query where the up rows' are
+    zero to two). A row's error is then 99.9% of its bound, and every down row's estimate beats every up row's
+    while its cosine is lower."""
+    rng = np.random.default_rng(seed)
+    sign = np.where(rng.random(DIMS) < 0.5, -1.0, 1.0)
+    query = (sign / np.sqrt(DIMS)).astype(np.float32)
+    base = np.where(rng.random(DIMS) < 0.5, -1, 1) * rng.integers(40, 100, DIMS)  # unrelated to the query
+    codes = np.tile(base, (count, 1)).astype(np.float64)
+    codes[:, 0] = 127  # the largest value, with no error: it sets the scale, so the codes are these
+    up = np.arange(count) % 2 == 0
+    for row in range(count):
+        closer = rng.choice(np.arange(1, DIMS), rng.integers(0, 3) + (0 if up[row] else 3), replace=False)
+        codes[row, closer] += sign[closer]
+    lean = np.where(up, 0.49, -0.49)[:, np.newaxis] * sign
+    lean[:, 0] = 0.0
+    return query, _units(codes + lean), codes
+
+
+def test_the_bound_is_attained_within_a_tenth_of_a_percent_and_never_passed():
+    """A bound any tighter would be passed by some row here: the bound is as small as it may be."""
+    query, rows, codes = _leaning(3)
+    encoded, scales, residuals, spans = quantised.encode(rows)
+    assert np.array_equal(encoded, codes)  # the rows are what they were made to be
+    lower, upper = quantised.bounds(query, [encoded], scales, residuals, spans)
+    exact = _exact(rows, query)
+    assert np.all(lower <= exact) and np.all(exact <= upper)
+    used = np.abs(exact - (lower + upper) / 2) / ((upper - lower) / 2)
+    assert used.max() > 0.995
+
+
+def test_rows_whose_estimates_are_out_of_order_are_rescored_into_the_exact_top():
+    """Every estimate puts the "down" rows first, every cosine the "up" rows: a page made from the estimates
+    alone is wrong, the bound's candidates give the exact one."""
+    query, rows, _ = _leaning(5)
+    encoded, scales, residuals, spans = quantised.encode(rows)
+    lower, upper = quantised.bounds(query, [encoded], scales, residuals, spans)
+    truth = [int(i) for i in np.argsort(-_exact(rows, query), kind="stable")[:10]]
+    assert all(i % 2 == 0 for i in truth)
+    assert _top(query, rows, lower, upper, 10) == truth
+    estimates = (lower + upper) / 2
+    assert all(i % 2 == 1 for i in _top(query, rows, estimates, estimates, 10))
