@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +33,8 @@ from onetool_code.schema import Filters
 
 NOT_A_PATTERN = "query is not a valid regular expression (RE2 syntax, no lookaround or backreferences)"
 _PART_SUFFIX = re.compile(PART_SUFFIX.encode())  # bytes: ``\d`` is ``[0-9]``
-_ARRAYS = ("chunk_ids", "start_lines", "end_lines", "order")
+_TRAILING_PARTS = re.compile(PART_SUFFIX.encode() + rb"\Z")
+_ARRAYS = ("chunk_ids", "start_lines", "end_lines", "order", "name_keys")
 FORGET_EVERY = 50_000  # rows read between two ``Texts.forget_pages``
 
 
@@ -99,6 +101,7 @@ class ChunkRows:
     symbols: Texts
     code: Texts
     order: np.ndarray  # int64: the rows in TIE_BREAK order (path, start line with NULL last, chunk id)
+    name_keys: np.ndarray  # uint32: ``name_key`` of each symbol, what ``defining`` looks a name up by
     file_states: tuple[FileState, ...]
     by_id: np.ndarray | None = None  # the live rows in chunk id order, when the ids are not one ascending run
 
@@ -158,6 +161,7 @@ class ChunkRows:
                 continue
             if compiled.search(self.code.raw(int(row))):
                 found.append(self._hit(int(row), 1.0))
+        self.code.forget_pages()
         return found
 
     def defining(self, names: Sequence[str], filters: Filters, limit: int, candidates: np.ndarray) -> list[Hit]:
@@ -176,33 +180,22 @@ class ChunkRows:
         for row in (int(r) for r in candidates):
             if row not in found and (allowed is None or allowed[row]) and pattern.search(self.code.raw(row)):
                 found.add(row)
+        self.code.forget_pages()  # what a search reads of the code stays the page cache's, not the process's
         order = sorted(found, key=self._tie_break_key)[:limit]
         return self._hits(np.asarray(order, dtype=np.int64), [1.0] * len(order))
 
     def _named(self, names: Sequence[str]) -> list[int]:
-        """Rows whose symbol, its ``_partN`` suffixes removed and lowercased, is one of ``names``: each symbol's
-        first bytes are compared with each name at once (numpy), then the few that start so are read."""
-        found, first = [], 0
-        for (blob, ends), lower in zip(self.symbols.parts, self._lower_symbols, strict=True):
-            starts = np.concatenate(([0], ends[:-1])).astype(np.int64)
-            lengths = ends - starts
-            for name in {n.encode() for n in names}:
-                width = len(name)
-                fits = np.flatnonzero(lengths >= width)
-                fits = fits[lower[starts[fits]] == name[0]]  # the first byte narrows the rest to a few percent
-                heads = lower[starts[fits, None] + np.arange(width)]
-                for i in fits[(heads == np.frombuffer(name, np.uint8)).all(axis=1)]:
-                    rest = blob[int(starts[i]) + width : int(ends[i])].tobytes()
-                    if not rest or _PART_SUFFIX.fullmatch(rest):
-                        found.append(first + int(i))
-            first += int(ends.size)
+        """Rows whose symbol, its ``_partN`` suffixes removed and lowercased, is one of ``names``: the rows whose
+        ``name_keys`` are the name's (a symbol named so has the name's key), then each of those read."""
+        found = []
+        for name in {n.encode() for n in names}:
+            for row in np.flatnonzero(self.name_keys == name_key(name)).tolist():
+                symbol = self.symbols.raw(row).lower()  # ASCII only, as names are
+                rest = symbol[len(name) :]
+                if symbol.startswith(name) and (not rest or _PART_SUFFIX.fullmatch(rest)):
+                    found.append(row)
         alive = self.attributes.alive
         return [row for row in found if alive is None or alive[row]]
-
-    @functools.cached_property
-    def _lower_symbols(self) -> list[np.ndarray]:
-        """Each part's symbols blob in ASCII lower case (names are ASCII identifiers)."""
-        return [np.frombuffer(blob.tobytes().lower(), np.uint8) for blob, _ in self.symbols.parts]
 
     def _tie_break_key(self, row: int) -> tuple[int, bool, int, int]:
         """TIE_BREAK: path (files are numbered in path order), start line with NULL (0) last, chunk id."""
@@ -265,6 +258,7 @@ class ChunkRows:
             symbols=self.symbols + delta.symbols,
             code=self.code + delta.code,
             order=_tie_break(chunk_ids, start_lines, attributes.file_codes),
+            name_keys=np.concatenate([self.name_keys, delta.name_keys]),
             file_states=tuple(f.state for f in files),
             by_id=live[np.argsort(chunk_ids[live], kind="stable")],
         )
@@ -299,6 +293,12 @@ def _re2(pattern: bytes) -> Any:
     return re2.compile(pattern, options)
 
 
+def name_key(symbol: bytes) -> int:
+    """A lowercased symbol's key: the CRC-32 of what is left once its trailing ``_partN`` suffixes go. A symbol
+    named ``n`` (``n`` and any suffixes) has the key of ``n``: the rows to read for a name are those of its key."""
+    return zlib.crc32(_TRAILING_PARTS.sub(b"", symbol, count=1))
+
+
 def _tie_break(chunk_ids: np.ndarray, start_lines: np.ndarray, file_codes: np.ndarray) -> np.ndarray:
     # DuckDB sorts NULL start lines last; 0 stands for NULL here, so it sorts as the largest line.
     null_last = np.where(start_lines == 0, np.iinfo(np.int64).max, start_lines)
@@ -322,7 +322,7 @@ def built(
     the rows read so far."""
     position = {f.file_id: i for i, f in enumerate(files)}
     types: dict[str, int] = {}
-    columns: dict[str, list[np.ndarray]] = {name: [] for name in ("ids", "files", "types", "starts", "ends")}
+    columns: dict[str, list[np.ndarray]] = {name: [] for name in ("ids", "files", "types", "starts", "ends", "keys")}
     texts = {name: _TextsWriter(None if into is None else into / f"{name}.npy") for name in ("symbols", "code")}
     done = 0
     for window in windows:
@@ -334,12 +334,13 @@ def built(
         )
         columns["starts"].append(np.fromiter((row[5] or 0 for row in window), np.int64, n))
         columns["ends"].append(np.fromiter((row[6] or 0 for row in window), np.int64, n))
+        columns["keys"].append(np.fromiter((name_key((row[3] or "").encode().lower()) for row in window), np.uint32, n))
         texts["symbols"].write(row[3] or "" for row in window)
         texts["code"].write(row[4] or "" for row in window)
         done += n
         if progress is not None:
             progress(done)
-    ids, file_codes, type_codes, start_lines, end_lines = (
+    ids, file_codes, type_codes, start_lines, end_lines, name_keys = (
         np.concatenate(parts) if parts else np.zeros(0, dtype)
         for parts, dtype in zip(columns.values(), _DTYPES, strict=True)
     )
@@ -348,6 +349,7 @@ def built(
         "start_lines": start_lines,
         "end_lines": end_lines,
         "order": _tie_break(ids, start_lines, file_codes),
+        "name_keys": name_keys,
     }
     for array in arrays.values():
         array.flags.writeable = False
@@ -360,7 +362,7 @@ def built(
     )
 
 
-_DTYPES = (np.int64, np.int32, np.int32, np.int64, np.int64)
+_DTYPES = (np.int64, np.int32, np.int32, np.int64, np.int64, np.uint32)
 
 
 class _TextsWriter:

@@ -40,8 +40,8 @@ if TYPE_CHECKING:
     import duckdb
 
 # Bump when what a snapshot folder holds changes (5: the lexical index's tokens are stems; 6: the vectors one
-# float32 row each, beside their int8 codes).
-FORMAT = 6
+# float32 row each, beside their int8 codes; 7: the chunks' name keys).
+FORMAT = 7
 # A delta larger than this share of its base's chunks (and than MIN_DELTA_CHUNKS) is read whole instead: the
 # base's dead rows cost every search a little, and the delta is read again at each refresh.
 MAX_DELTA_SHARE = 0.05

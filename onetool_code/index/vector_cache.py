@@ -233,6 +233,7 @@ class VectorCache:
                 assert matrix is not None
                 block = np.asarray(matrix[candidates[part] - shift], dtype=kind)
                 out[part] = (block * query).sum(axis=1) if exact else block @ query
+                spill.forget_pages(matrix)  # a few rows a search, each with its neighbours: 1.7 GB after 60
         return out
 
     def joined(self, alive: np.ndarray, delta: VectorCache, files: Sequence[FileRow]) -> VectorCache:

@@ -64,3 +64,24 @@ def test_the_lexical_index_saved_and_mapped_answers_as_built(fresh, tmp_path):
     for query in ("retry backoff", "config load file", "server store catalog"):
         tokens = names.query_tokens(query)
         assert loaded.rank([tokens], Filters(), 50) == built.rank([tokens], Filters(), 50), query
+
+
+def test_names_are_found_by_their_keys_as_by_reading_every_symbol():
+    """``defining``'s name lookup reads only the rows of the name's key: it finds what comparing the name with
+    every symbol finds, ``_partN`` suffixes, case and near misses included."""
+    from onetool_code.hits import FileRow, FileState
+
+    symbols = ["Load", "load_part1", "load_part1_part2", "load_part", "load_part12", "loader", "LOAD_PART3",
+               "x_part2_load", "load_part1x", "_part1", "", "save_part7_part1", "Load_Part1"]  # fmt: skip
+    files = [FileRow(1, "a.py", "a.py", "python", len(symbols), FileState(1, 1.0, None))]
+    chunks = rows.build(files, [(i, 1, "function", s, "pass", 1, 1) for i, s in enumerate(symbols, 1)])
+    names_asked = ["load", "load_part1", "load_part", "save", "save_part7", "part1", "x_part2_load", "loa"]
+    for name in names_asked:
+        wanted = name.encode()
+        every = []
+        for i, symbol in enumerate(symbols):
+            lowered = symbol.encode().lower()
+            rest = lowered[len(wanted) :]
+            if lowered.startswith(wanted) and (not rest or rows._PART_SUFFIX.fullmatch(rest)):
+                every.append(i)
+        assert sorted(chunks._named([name])) == sorted(every), name
