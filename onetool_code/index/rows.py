@@ -325,21 +325,28 @@ def built(
     columns: dict[str, list[np.ndarray]] = {name: [] for name in ("ids", "files", "types", "starts", "ends", "keys")}
     texts = {name: _TextsWriter(None if into is None else into / f"{name}.npy") for name in ("symbols", "code")}
     done = 0
-    for window in windows:
-        n = len(window)
-        columns["ids"].append(np.fromiter((row[0] for row in window), np.int64, n))
-        columns["files"].append(np.fromiter((position[row[1]] for row in window), np.int32, n))
-        columns["types"].append(
-            np.fromiter((types.setdefault(row[2] or "", len(types)) for row in window), np.int32, n)
-        )
-        columns["starts"].append(np.fromiter((row[5] or 0 for row in window), np.int64, n))
-        columns["ends"].append(np.fromiter((row[6] or 0 for row in window), np.int64, n))
-        columns["keys"].append(np.fromiter((name_key((row[3] or "").encode().lower()) for row in window), np.uint32, n))
-        texts["symbols"].write(row[3] or "" for row in window)
-        texts["code"].write(row[4] or "" for row in window)
-        done += n
-        if progress is not None:
-            progress(done)
+    try:
+        for window in windows:
+            n = len(window)
+            columns["ids"].append(np.fromiter((row[0] for row in window), np.int64, n))
+            columns["files"].append(np.fromiter((position[row[1]] for row in window), np.int32, n))
+            columns["types"].append(
+                np.fromiter((types.setdefault(row[2] or "", len(types)) for row in window), np.int32, n)
+            )
+            columns["starts"].append(np.fromiter((row[5] or 0 for row in window), np.int64, n))
+            columns["ends"].append(np.fromiter((row[6] or 0 for row in window), np.int64, n))
+            columns["keys"].append(
+                np.fromiter((name_key((row[3] or "").encode().lower()) for row in window), np.uint32, n)
+            )
+            texts["symbols"].write(row[3] or "" for row in window)
+            texts["code"].write(row[4] or "" for row in window)
+            done += n
+            if progress is not None:
+                progress(done)
+    except BaseException:
+        for writer in texts.values():
+            writer.close()  # a failed read leaves no open file behind
+        raise
     ids, file_codes, type_codes, start_lines, end_lines, name_keys = (
         np.concatenate(parts) if parts else np.zeros(0, dtype)
         for parts, dtype in zip(columns.values(), _DTYPES, strict=True)
@@ -383,6 +390,10 @@ class _TextsWriter:
             self._held.append(joined)
         else:
             self._blob.write(joined)
+
+    def close(self) -> None:
+        if self._blob is not None:
+            self._blob.close()
 
     def texts(self) -> Texts:
         ends = np.concatenate(self._ends) if self._ends else np.zeros(0, np.int64)

@@ -57,6 +57,9 @@ class Blob:
         self._file.close()
         return np.load(self.path, mmap_mode="r")
 
+    def close(self) -> None:
+        self._file.close()
+
     def _header(self, size: int) -> bytes:
         text = repr({"descr": "|u1", "fortran_order": False, "shape": (size,)})
         text = text.ljust(self.HEADER - 10 - 1) + "\n"
