@@ -35,7 +35,8 @@ NOT_A_PATTERN = "query is not a valid regular expression (RE2 syntax, no lookaro
 _PART_SUFFIX = re.compile(PART_SUFFIX.encode())  # bytes: ``\d`` is ``[0-9]``
 _TRAILING_PARTS = re.compile(PART_SUFFIX.encode() + rb"\Z")
 _ARRAYS = ("chunk_ids", "start_lines", "end_lines", "order", "name_keys")
-FORGET_EVERY = 50_000  # rows read between two ``Texts.forget_pages``
+FORGET_EVERY = 50_000  # rows read in order between two ``Texts.forget_pages``
+FORGET_EVERY_READ = 1024  # ... and rows read here and there
 
 
 @dataclass(frozen=True, eq=False)
@@ -177,9 +178,11 @@ class ChunkRows:
             allowed[kept] = True
         found = {row for row in self._named(names) if allowed is None or allowed[row]}
         pattern = _re2(definition_lines(names).encode())  # RE2: linear, and 30x faster than re here (2 KB chunks)
-        for row in (int(r) for r in candidates):
+        for k, row in enumerate(candidates.tolist()):
             if row not in found and (allowed is None or allowed[row]) and pattern.search(self.code.raw(row)):
                 found.add(row)
+            if k % FORGET_EVERY_READ == FORGET_EVERY_READ - 1:
+                self.code.forget_pages()  # tens of thousands of candidates at a million chunks, 64 KB mapped each
         self.code.forget_pages()  # what a search reads of the code stays the page cache's, not the process's
         order = sorted(found, key=self._tie_break_key)[:limit]
         return self._hits(np.asarray(order, dtype=np.int64), [1.0] * len(order))
@@ -228,6 +231,7 @@ class ChunkRows:
                     file=self.file_states[file_code],
                 )
             )
+        self.code.forget_pages()  # about 900 hits a hybrid search, each read with 64 KB around it
         return hits
 
     def _hit(self, i: int, score: float) -> Hit:

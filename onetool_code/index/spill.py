@@ -9,6 +9,7 @@ snapshot is published (a mapping outlives the removal), or with the folders of d
 from __future__ import annotations
 
 import mmap
+import os
 from pathlib import Path
 
 import numpy as np
@@ -72,6 +73,26 @@ def forget_pages(array: np.ndarray) -> None:
     mapping = getattr(array, "_mmap", None)
     if isinstance(array, np.memmap) and isinstance(mapping, mmap.mmap):
         mapping.madvise(mmap.MADV_DONTNEED)
+
+
+def rows_of(array: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``array[rows]``; of an array mapped from a file, read from the file (``os.preadv``, row by row), not
+    through the mapping: the kernel maps 64 KB around each page a mapping touches (16 rows of 1536 float32 for
+    each row read), which a process would count as its own until ``forget_pages``."""
+    mapping = getattr(array, "base", None)
+    name = getattr(array, "filename", None)
+    if not (isinstance(array, np.memmap) and isinstance(mapping, mmap.mmap) and name and array.flags.c_contiguous):
+        return np.asarray(array[rows])
+    width = array.strides[0]
+    out = np.empty((rows.size, *array.shape[1:]), dtype=array.dtype)
+    view = memoryview(out.reshape(-1).view(np.uint8))
+    descriptor = os.open(name, os.O_RDONLY)
+    try:
+        for k, row in enumerate(rows.tolist()):
+            os.preadv(descriptor, [view[k * width : (k + 1) * width]], array.offset + row * width)
+    finally:
+        os.close(descriptor)
+    return out
 
 
 def save(array: np.ndarray, path: Path) -> None:
