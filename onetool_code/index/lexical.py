@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from onetool_code.index import spill
 from onetool_code.index.attributes import Attributes
 from onetool_code.index.rows import ChunkRows
 from onetool_code.index.store import heap
@@ -152,9 +151,6 @@ class LexicalIndex:
                 docs, tf = held
                 norm = K1 * (1 - B + B * self.added.lengths[docs] / average)
                 out[base + docs] += (idf * tf / (tf + norm)).astype(np.float32)
-        if self.retriever is not None:
-            for name in ("data", "indices"):
-                spill.forget_pages(self.retriever.scores[name])  # a common word's postings are megabytes
         return out
 
     def rank(self, token_lists: Sequence[Sequence[str]], filters: Filters, limit: int) -> list[list[tuple[int, float]]]:

@@ -122,6 +122,7 @@ class Snapshot:
             "embedding_sets": [asdict(s) for s in self.embedding_sets],
             "language_counts": self.language_counts,
             "base": None if self.base is None else self.base.folder.name,
+            "format": FORMAT,
         }
         (into / "files.json").write_text(json.dumps([f.saved() for f in self.files]), encoding="utf-8")
         (into / "rows").mkdir()
@@ -372,8 +373,8 @@ def load(target: Path, db_path: Path, bases: Callable[[Path], Snapshot | None]) 
     written is set aside (``DamagedError``'s rule), so that it is made again, once, rather than read whole forever."""
     try:
         meta = json.loads((target / "snapshot.json").read_text(encoding="utf-8"))
-        if not isinstance(meta, dict) or meta.get("db_path") != str(db_path):
-            return None
+        if not isinstance(meta, dict) or meta.get("db_path") != str(db_path) or meta.get("format") != FORMAT:
+            return None  # another file's, or another version's (a refresh's base is looked for among all)
         return _loaded(target, db_path, meta, bases)
     except (OSError, ValueError, KeyError, TypeError, EOFError):
         if (target / "snapshot.json").exists():  # published, and whole when it was
