@@ -224,7 +224,7 @@ def run_scenario(scenario: str, root: Path, queries: int, reps: int, base_url: s
         from onetool_code.index import live
 
         held = live.view(root, resolved.db_path).snapshot
-        matrix = np.ascontiguousarray(next(iter(held.vectors.values())).matrix)  # in memory, as warm pages are
+        matrix = np.ascontiguousarray(next(iter(held.vectors.values())).matrix.T)  # (dims, rows), in memory
         units = np.stack([np.resize(np.float32(i + 1), matrix.shape[0]) for i in range(queries)])
         units /= np.linalg.norm(units, axis=1, keepdims=True)
         extra["matrix_mb"] = matrix.nbytes / 2**20

@@ -281,6 +281,16 @@ CHUNK_ROWS_SQL = (
     "SELECT c.id, c.file_id, c.chunk_type, c.symbol, c.code, c.start_line, c.end_line "
     "FROM chunks c JOIN files f ON c.file_id = f.id ORDER BY c.id"
 )
+# A first read takes them a window of ids at a time (parameters: the window's first id and the one after it), so
+# that neither DuckDB nor we hold a million chunks' code at once; the extent first (rows, lowest id, highest id).
+CHUNK_EXTENT_SQL = "SELECT count(*), min(c.id), max(c.id) FROM chunks c JOIN files f ON c.file_id = f.id"
+CHUNK_ROWS_WINDOW_SQL = (
+    "SELECT c.id, c.file_id, c.chunk_type, c.symbol, c.code, c.start_line, c.end_line "
+    "FROM chunks c JOIN files f ON c.file_id = f.id WHERE c.id >= ? AND c.id < ? ORDER BY c.id"
+)
+# A first read's bounds on DuckDB itself: its buffer pool (80% of the machine's memory by default) would otherwise
+# keep every block it read, and it never spills to a folder of its own beside the index file.
+FIRST_READ_LIMITS_SQL = ("SET memory_limit = '512MB'", "SET threads = 2", "SET temp_directory = ''")
 # A refresh (index/snapshot.py) reads what changed since the last snapshot: every chunk's id, file and a digest of what a
 # search shows of it (33 ms at 80,000 chunks; an UPDATE in place changes it), then the rows of the chunks it does
 # not hold (parameter: their ids, joined as CHUNKS_BY_ID_SQL joins them).

@@ -354,6 +354,17 @@ def chunk_rows(con: duckdb.DuckDBPyConnection, ids: np.ndarray | None = None) ->
     return con.execute(schema.CHUNK_ROWS_BY_ID_SQL, [ids.tolist()]).fetchall() if ids.size else []
 
 
+def chunk_windows(con: duckdb.DuckDBPyConnection, ids_per_window: int) -> tuple[int, Iterator[list[tuple[Any, ...]]]]:
+    """(how many rows ``chunk_rows`` would return, those rows a window of ids at a time, in id order): a first
+    read holds one window."""
+    count, low, high = con.execute(schema.CHUNK_EXTENT_SQL).fetchone() or (0, None, None)
+    if not count:
+        return 0, iter(())
+    starts = range(int(low), int(high) + 1, ids_per_window)
+    sql = schema.CHUNK_ROWS_WINDOW_SQL
+    return int(count), (con.execute(sql, [start, start + ids_per_window]).fetchall() for start in starts)
+
+
 def chunk_ids(con: duckdb.DuckDBPyConnection) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(chunk ids ascending, their file ids, digests of their rows) of every chunk whose file row exists: what a
     refresh compares."""

@@ -15,6 +15,7 @@ once per state of the index file, from the snapshot's rows, and memory-mapped by
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -216,18 +217,98 @@ def path_document(path: str) -> list[str]:
     return tokens(posix.name.lstrip(".").split(".")[0]) * STEM_REPEATS + tokens(" ".join(folders))
 
 
+class _TokenIds(dict[str, list[int]]):
+    """A word's token ids, split once per distinct word, new tokens numbered in ``vocabulary``: a million
+    chunks' documents are never held as strings, and each word costs one dict look-up."""
+
+    def __init__(self, vocabulary: dict[str, int]) -> None:
+        super().__init__()
+        self.vocabulary = vocabulary
+
+    def __missing__(self, word: str) -> list[int]:
+        vocabulary = self.vocabulary
+        ids = self[word] = [vocabulary.setdefault(t, len(vocabulary)) for t in word_tokens(word)]
+        return ids
+
+
 def build(chunks: ChunkRows) -> LexicalIndex:
-    """Tokenise every chunk and index the documents with bm25s."""
+    """Tokenise every chunk (the documents of ``_documents``, as token ids) and score them as bm25s' own index
+    would, ``BATCH`` documents at a time: only their postings are kept, as numpy arrays (bm25s' ``index`` holds
+    every document's token list and builds its matrix from copies of them: gigabytes at a million chunks)."""
+    vocabulary: dict[str, int] = {}
+    of_word = _TokenIds(vocabulary)
+    of_file: dict[int, list[int]] = {}
+
+    def document(file_code: int, chunk_type: str, symbol: str, code: str) -> list[int]:
+        found = words(code) + words(defined_name(symbol, chunk_type, code))
+        if file_code not in of_file:
+            path = path_document(chunks.attributes.paths[file_code])
+            of_file[file_code] = [vocabulary.setdefault(t, len(vocabulary)) for t in path]
+        return [*itertools.chain.from_iterable(map(of_word.__getitem__, found)), *of_file[file_code]]
+
+    count = int(chunks.chunk_ids.size)
+    lengths = np.zeros(count, dtype=np.int64)
+    postings: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    rows = zip(chunks.attributes.file_codes.tolist(), chunks.texts(), strict=True)
+    for first in range(0, count, BATCH):
+        documents = [document(f, *texts) for f, texts in itertools.islice(rows, BATCH)]
+        lengths[first : first + len(documents)] = np.fromiter(map(len, documents), np.int64, len(documents))
+        postings.append(_postings(documents, first))
+    retriever = _retriever(postings, lengths, vocabulary) if count else None
+    return LexicalIndex(retriever, chunks.chunk_ids, chunks.attributes, lengths.astype(np.float64))
+
+
+BATCH = 20_000  # documents tokenised between two conversions of their token lists to postings
+
+
+def _postings(documents: list[list[int]], first: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(token ids, documents numbered from ``first``, term frequencies) of these documents, by token then
+    document."""
+    sizes = np.fromiter(map(len, documents), np.int64, len(documents))
+    flat = np.fromiter(itertools.chain.from_iterable(documents), np.int64, int(sizes.sum()))
+    keys, frequencies = np.unique(
+        flat * len(documents) + np.repeat(np.arange(len(documents)), sizes), return_counts=True
+    )
+    terms, local = np.divmod(keys, len(documents))
+    return terms.astype(np.int32), (local + first).astype(np.int32), frequencies.astype(np.int32)
+
+
+def _retriever(
+    postings: list[tuple[np.ndarray, np.ndarray, np.ndarray]], lengths: np.ndarray, vocabulary: dict[str, int]
+) -> bm25s.BM25:
+    """bm25s' index of these postings, its score matrix (one column per token, Lucene BM25 in float32) computed
+    with bm25s' own operations in bm25s' order, so that its scores are bm25s' to the bit; the postings are used
+    up (emptied) as they are written."""
     import bm25s
 
-    documents, _ = _documents(chunks)
-    vocabulary: dict[str, int] = {}
-    ids = [[vocabulary.setdefault(t, len(vocabulary)) for t in document] for document in documents]
-    lengths = np.fromiter((len(d) for d in documents), np.float64, len(documents))
-    retriever = bm25s.BM25(k1=K1, b=B) if documents else None
-    if retriever is not None:
-        retriever.index((ids, vocabulary), show_progress=False)
-    return LexicalIndex(retriever, chunks.chunk_ids, chunks.attributes, lengths)
+    width = len(vocabulary)
+    frequencies = np.zeros(width, dtype=np.int64)
+    for held, _, _ in postings:
+        frequencies += np.bincount(held, minlength=width)
+    pointers = np.zeros(width + 1, dtype=np.int64)
+    np.cumsum(frequencies, out=pointers[1:])
+    by_df = {int(df): np.float32(_idf(int(df), lengths.size)) for df in np.unique(frequencies) if df}
+    idf = np.fromiter((by_df.get(int(df), 0.0) for df in frequencies), np.float32, width)
+    average = lengths.mean()  # bm25s' average: of the integer lengths
+    own = lengths.astype(np.float64)
+    data = np.empty(int(pointers[-1]), dtype=np.float32)
+    indices = np.empty(int(pointers[-1]), dtype=np.int32)
+    heads = pointers[:-1].copy()
+    while postings:
+        terms, documents, counts = postings.pop(0)
+        places = heads[terms] + (np.arange(terms.size) - np.searchsorted(terms, terms))
+        tf = counts.astype(np.float64)
+        tfc = tf / (K1 * ((1 - B) + B * own[documents] / average) + tf)
+        data[places] = idf[terms] * tfc
+        indices[places] = documents
+        heads += np.bincount(terms, minlength=width)
+    retriever = bm25s.BM25(k1=K1, b=B)
+    if "" not in vocabulary:
+        vocabulary[""] = max(vocabulary.values(), default=-1) + 1  # as bm25s' ``index`` adds it
+    retriever.scores = {"data": data, "indices": indices, "indptr": pointers, "num_docs": int(lengths.size)}
+    retriever.vocab_dict = vocabulary
+    retriever.nonoccurrence_array = None
+    return retriever
 
 
 def save(lexical: LexicalIndex, into: Path) -> None:

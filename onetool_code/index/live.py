@@ -38,7 +38,7 @@ from onetool_code import progress, published
 from onetool_code.errors import CopyError, IndexLockedError, IndexUnreadableError
 from onetool_code.index import database, holders, private_copy, shipped, snapshot, store
 from onetool_code.index.snapshot import Snapshot
-from onetool_code.index.store import STORE, Key, Signature, cache_root, folder, machine_lock, publish
+from onetool_code.index.store import STORE, Key, Signature, cache_root, folder, machine_lock, publish, spill_folder
 from onetool_code.spans import note
 
 if TYPE_CHECKING:
@@ -241,6 +241,7 @@ def _read(project_root: Path, db_path: Path, key: Key, *, copy: bool) -> Snapsho
     base = _base(key, db_path)
     report, done = _reporter(db_path, first=base is None)
     copy_seconds = 0.0
+    spilled: Path | None = None
     try:
         with contextlib.ExitStack() as stack:
             if copy:
@@ -251,17 +252,21 @@ def _read(project_root: Path, db_path: Path, key: Key, *, copy: bool) -> Snapsho
                 con = stack.enter_context(database.connect(project_root, db_path))
                 signature = Signature.of(db_path)  # the connection's lock keeps writers out: this is the state read
             target = folder(key, signature, snapshot.FORMAT)
+            spilled = spill_folder(target)
             made = None if base is None else snapshot.read_delta(con, db_path, signature, target, base)
             finish = (
                 (lambda: made) if made is not None else snapshot.read_whole(con, db_path, signature, target, report)
             )
         result = finish()  # the file (or its copy) is closed: what is left is derived in memory
+        assert result is not None
+        if copy_seconds:
+            result = dataclasses.replace(result, copy_seconds=copy_seconds)
+        published = publish(target, result.save, keep=None if result.base is None else result.base.folder)
     finally:
         done()
-    assert result is not None
-    if copy_seconds:
-        result = dataclasses.replace(result, copy_seconds=copy_seconds)
-    if publish(target, result.save, keep=None if result.base is None else result.base.folder) and result.base is None:
+        if spilled is not None:
+            shutil.rmtree(spilled, ignore_errors=True)  # what was not published; mappings of it live on
+    if published and result.base is None:
         result = _load(target, db_path) or result  # mapped: the pages are shared, the heap copies go (a delta's
         # base is mapped already, and its own arrays are small)
     _prune()

@@ -15,7 +15,8 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Iterable, Sequence
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ import numpy as np
 
 from onetool_code.errors import BadInputError
 from onetool_code.hits import FileRow, FileState, Hit
+from onetool_code.index import spill
 from onetool_code.index.attributes import Attributes
 from onetool_code.index.store import heap
 from onetool_code.names import PART_SUFFIX, definition_lines
@@ -31,7 +33,10 @@ from onetool_code.schema import Filters
 
 NOT_A_PATTERN = "query is not a valid regular expression (RE2 syntax, no lookaround or backreferences)"
 _PART_SUFFIX = re.compile(PART_SUFFIX.encode())  # bytes: ``\d`` is ``[0-9]``
-_ARRAYS = ("chunk_ids", "start_lines", "end_lines", "order")
+_TRAILING_PARTS = re.compile(PART_SUFFIX.encode() + rb"\Z")
+_ARRAYS = ("chunk_ids", "start_lines", "end_lines", "order", "name_keys")
+FORGET_EVERY = 50_000  # rows read in order between two ``Texts.forget_pages``
+FORGET_EVERY_READ = 1024  # ... and rows read here and there
 
 
 @dataclass(frozen=True, eq=False)
@@ -41,12 +46,6 @@ class Texts:
     and the delta's."""
 
     parts: tuple[tuple[np.ndarray, np.ndarray], ...]  # (uint8 blob, int64 ends) per part
-
-    @classmethod
-    def of(cls, texts: Iterable[str]) -> Texts:
-        encoded = [text.encode("utf-8") for text in texts]
-        ends = np.cumsum(np.fromiter((len(e) for e in encoded), np.int64, len(encoded)))
-        return cls(((np.frombuffer(b"".join(encoded), dtype=np.uint8).copy(), ends),))
 
     def raw(self, i: int) -> bytes:
         for blob, ends in self._plain:
@@ -64,6 +63,12 @@ class Texts:
     def __getitem__(self, i: int) -> str:
         return self.raw(i).decode("utf-8")
 
+    def forget_pages(self) -> None:
+        """``spill.forget_pages`` of every mapped part."""
+        for blob, ends in self.parts:
+            spill.forget_pages(blob)
+            spill.forget_pages(ends)
+
     def __add__(self, other: Texts) -> Texts:
         return Texts(self.parts + other.parts)
 
@@ -74,7 +79,7 @@ class Texts:
     def save(self, into: Path, name: str) -> None:
         (blob, ends), *more = self.parts
         assert not more, "a snapshot saves one part"
-        np.save(into / f"{name}.npy", blob)
+        spill.save(blob, into / f"{name}.npy")  # a first read's is moved, not copied
         np.save(into / f"{name}_ends.npy", ends)
 
     @classmethod
@@ -97,6 +102,7 @@ class ChunkRows:
     symbols: Texts
     code: Texts
     order: np.ndarray  # int64: the rows in TIE_BREAK order (path, start line with NULL last, chunk id)
+    name_keys: np.ndarray  # uint32: ``name_key`` of each symbol, what ``defining`` looks a name up by
     file_states: tuple[FileState, ...]
     by_id: np.ndarray | None = None  # the live rows in chunk id order, when the ids are not one ascending run
 
@@ -156,6 +162,7 @@ class ChunkRows:
                 continue
             if compiled.search(self.code.raw(int(row))):
                 found.append(self._hit(int(row), 1.0))
+        self.code.forget_pages()
         return found
 
     def defining(self, names: Sequence[str], filters: Filters, limit: int, candidates: np.ndarray) -> list[Hit]:
@@ -171,36 +178,27 @@ class ChunkRows:
             allowed[kept] = True
         found = {row for row in self._named(names) if allowed is None or allowed[row]}
         pattern = _re2(definition_lines(names).encode())  # RE2: linear, and 30x faster than re here (2 KB chunks)
-        for row in (int(r) for r in candidates):
+        for k, row in enumerate(candidates.tolist()):
             if row not in found and (allowed is None or allowed[row]) and pattern.search(self.code.raw(row)):
                 found.add(row)
+            if k % FORGET_EVERY_READ == FORGET_EVERY_READ - 1:
+                self.code.forget_pages()  # tens of thousands of candidates at a million chunks, 64 KB mapped each
+        self.code.forget_pages()  # what a search reads of the code stays the page cache's, not the process's
         order = sorted(found, key=self._tie_break_key)[:limit]
         return self._hits(np.asarray(order, dtype=np.int64), [1.0] * len(order))
 
     def _named(self, names: Sequence[str]) -> list[int]:
-        """Rows whose symbol, its ``_partN`` suffixes removed and lowercased, is one of ``names``: each symbol's
-        first bytes are compared with each name at once (numpy), then the few that start so are read."""
-        found, first = [], 0
-        for (blob, ends), lower in zip(self.symbols.parts, self._lower_symbols, strict=True):
-            starts = np.concatenate(([0], ends[:-1])).astype(np.int64)
-            lengths = ends - starts
-            for name in {n.encode() for n in names}:
-                width = len(name)
-                fits = np.flatnonzero(lengths >= width)
-                fits = fits[lower[starts[fits]] == name[0]]  # the first byte narrows the rest to a few percent
-                heads = lower[starts[fits, None] + np.arange(width)]
-                for i in fits[(heads == np.frombuffer(name, np.uint8)).all(axis=1)]:
-                    rest = blob[int(starts[i]) + width : int(ends[i])].tobytes()
-                    if not rest or _PART_SUFFIX.fullmatch(rest):
-                        found.append(first + int(i))
-            first += int(ends.size)
+        """Rows whose symbol, its ``_partN`` suffixes removed and lowercased, is one of ``names``: the rows whose
+        ``name_keys`` are the name's (a symbol named so has the name's key), then each of those read."""
+        found = []
+        for name in {n.encode() for n in names}:
+            for row in np.flatnonzero(self.name_keys == name_key(name)).tolist():
+                symbol = self.symbols.raw(row).lower()  # ASCII only, as names are
+                rest = symbol[len(name) :]
+                if symbol.startswith(name) and (not rest or _PART_SUFFIX.fullmatch(rest)):
+                    found.append(row)
         alive = self.attributes.alive
         return [row for row in found if alive is None or alive[row]]
-
-    @functools.cached_property
-    def _lower_symbols(self) -> list[np.ndarray]:
-        """Each part's symbols blob in ASCII lower case (names are ASCII identifiers)."""
-        return [np.frombuffer(blob.tobytes().lower(), np.uint8) for blob, _ in self.symbols.parts]
 
     def _tie_break_key(self, row: int) -> tuple[int, bool, int, int]:
         """TIE_BREAK: path (files are numbered in path order), start line with NULL (0) last, chunk id."""
@@ -233,15 +231,21 @@ class ChunkRows:
                     file=self.file_states[file_code],
                 )
             )
+        self.code.forget_pages()  # about 900 hits a hybrid search, each read with 64 KB around it
         return hits
 
     def _hit(self, i: int, score: float) -> Hit:
         return self._hits(np.array([i], dtype=np.int64), [score])[0]
 
-    def texts(self) -> list[tuple[str, str, str]]:
-        """Every row's (chunk type, symbol, code): what the lexical index reads."""
+    def texts(self) -> Iterator[tuple[str, str, str]]:
+        """Every row's (chunk type, symbol, code), one at a time: what the lexical index reads. The mapped texts'
+        pages are let go as it goes: a million chunks' code is most of a gigabyte."""
         names = self.attributes.type_names
-        return [(names[int(t)], self.symbols[i], self.code[i]) for i, t in enumerate(self.attributes.type_codes)]
+        for i, t in enumerate(self.attributes.type_codes.tolist()):
+            if i and not i % FORGET_EVERY:
+                self.symbols.forget_pages()
+                self.code.forget_pages()
+            yield names[t], self.symbols[i], self.code[i]
 
     def joined(self, alive: np.ndarray, delta: ChunkRows, files: Sequence[FileRow]) -> ChunkRows:
         """These rows (``alive``: which of them are still in the index) and the delta's, numbered in ``files``,
@@ -258,6 +262,7 @@ class ChunkRows:
             symbols=self.symbols + delta.symbols,
             code=self.code + delta.code,
             order=_tie_break(chunk_ids, start_lines, attributes.file_codes),
+            name_keys=np.concatenate([self.name_keys, delta.name_keys]),
             file_states=tuple(f.state for f in files),
             by_id=live[np.argsort(chunk_ids[live], kind="stable")],
         )
@@ -292,6 +297,12 @@ def _re2(pattern: bytes) -> Any:
     return re2.compile(pattern, options)
 
 
+def name_key(symbol: bytes) -> int:
+    """A lowercased symbol's key: the CRC-32 of what is left once its trailing ``_partN`` suffixes go. A symbol
+    named ``n`` (``n`` and any suffixes) has the key of ``n``: the rows to read for a name are those of its key."""
+    return zlib.crc32(_TRAILING_PARTS.sub(b"", symbol, count=1))
+
+
 def _tie_break(chunk_ids: np.ndarray, start_lines: np.ndarray, file_codes: np.ndarray) -> np.ndarray:
     # DuckDB sorts NULL start lines last; 0 stands for NULL here, so it sorts as the largest line.
     null_last = np.where(start_lines == 0, np.iinfo(np.int64).max, start_lines)
@@ -301,28 +312,98 @@ def _tie_break(chunk_ids: np.ndarray, start_lines: np.ndarray, file_codes: np.nd
 def build(files: Sequence[FileRow], chunks: Sequence[tuple[Any, ...]]) -> ChunkRows:
     """From ``database.file_rows`` (in path order) and ``database.chunk_rows`` (id, file id, type, symbol, code,
     start line, end line; in id order)."""
+    return built(files, [chunks])
+
+
+def built(
+    files: Sequence[FileRow],
+    windows: Iterable[Sequence[tuple[Any, ...]]],
+    into: Path | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> ChunkRows:
+    """``build`` from windows of rows in id order (``database.chunk_windows``), one held at a time; ``into``: a
+    folder where the code and symbols are written as they come (``spill.Blob``), then mapped; ``progress`` hears
+    the rows read so far."""
     position = {f.file_id: i for i, f in enumerate(files)}
-    n = len(chunks)
     types: dict[str, int] = {}
-    file_codes = np.fromiter((position[row[1]] for row in chunks), np.int32, n)
-    type_codes = np.fromiter((types.setdefault(row[2] or "", len(types)) for row in chunks), np.int32, n)
-    start_lines = np.fromiter((row[5] or 0 for row in chunks), np.int64, n)
-    chunk_ids = np.fromiter((row[0] for row in chunks), np.int64, n)
+    columns: dict[str, list[np.ndarray]] = {name: [] for name in ("ids", "files", "types", "starts", "ends", "keys")}
+    texts = {name: _TextsWriter(None if into is None else into / f"{name}.npy") for name in ("symbols", "code")}
+    done = 0
+    try:
+        for window in windows:
+            n = len(window)
+            columns["ids"].append(np.fromiter((row[0] for row in window), np.int64, n))
+            columns["files"].append(np.fromiter((position[row[1]] for row in window), np.int32, n))
+            columns["types"].append(
+                np.fromiter((types.setdefault(row[2] or "", len(types)) for row in window), np.int32, n)
+            )
+            columns["starts"].append(np.fromiter((row[5] or 0 for row in window), np.int64, n))
+            columns["ends"].append(np.fromiter((row[6] or 0 for row in window), np.int64, n))
+            columns["keys"].append(
+                np.fromiter((name_key((row[3] or "").encode().lower()) for row in window), np.uint32, n)
+            )
+            texts["symbols"].write(row[3] or "" for row in window)
+            texts["code"].write(row[4] or "" for row in window)
+            done += n
+            if progress is not None:
+                progress(done)
+    except BaseException:
+        for writer in texts.values():
+            writer.close()  # a failed read leaves no open file behind
+        raise
+    ids, file_codes, type_codes, start_lines, end_lines, name_keys = (
+        np.concatenate(parts) if parts else np.zeros(0, dtype)
+        for parts, dtype in zip(columns.values(), _DTYPES, strict=True)
+    )
     arrays = {
-        "chunk_ids": chunk_ids,
+        "chunk_ids": ids,
         "start_lines": start_lines,
-        "end_lines": np.fromiter((row[6] or 0 for row in chunks), np.int64, n),
-        "order": _tie_break(chunk_ids, start_lines, file_codes),
+        "end_lines": end_lines,
+        "order": _tie_break(ids, start_lines, file_codes),
+        "name_keys": name_keys,
     }
     for array in arrays.values():
         array.flags.writeable = False
     return ChunkRows(
         attributes=Attributes.of(files, file_codes, type_codes, tuple(types)),
         file_states=tuple(f.state for f in files),
-        symbols=Texts.of(row[3] or "" for row in chunks),
-        code=Texts.of(row[4] or "" for row in chunks),
+        symbols=texts["symbols"].texts(),
+        code=texts["code"].texts(),
         **arrays,
     )
+
+
+_DTYPES = (np.int64, np.int32, np.int32, np.int64, np.int64, np.uint32)
+
+
+class _TextsWriter:
+    """``Texts`` made window by window: held as bytes, or written to a ``.npy`` file as they come."""
+
+    def __init__(self, path: Path | None) -> None:
+        self._blob = None if path is None else spill.Blob(path)
+        self._held: list[bytes] = []
+        self._ends: list[np.ndarray] = []
+        self._size = 0
+
+    def write(self, texts: Iterable[str]) -> None:
+        encoded = [text.encode("utf-8") for text in texts]
+        self._ends.append(self._size + np.cumsum(np.fromiter(map(len, encoded), np.int64, len(encoded))))
+        joined = b"".join(encoded)
+        self._size += len(joined)
+        if self._blob is None:
+            self._held.append(joined)
+        else:
+            self._blob.write(joined)
+
+    def close(self) -> None:
+        if self._blob is not None:
+            self._blob.close()
+
+    def texts(self) -> Texts:
+        ends = np.concatenate(self._ends) if self._ends else np.zeros(0, np.int64)
+        if self._blob is not None:
+            return Texts(((self._blob.mapped(), ends),))
+        return Texts(((np.frombuffer(b"".join(self._held), dtype=np.uint8).copy(), ends),))
 
 
 def language_counts(files: Sequence[FileRow]) -> tuple[tuple[str, int, int], ...]:

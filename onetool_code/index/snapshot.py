@@ -29,23 +29,26 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from onetool_code import progress
+from onetool_code import progress, schema
 from onetool_code.errors import DamagedError, SupersededError
 from onetool_code.hits import FileRow
 from onetool_code.index import database, lexical, rows, vector_cache
-from onetool_code.index.store import Signature, set_aside
+from onetool_code.index.store import Signature, set_aside, spill_folder
 from onetool_code.spans import note
 
 if TYPE_CHECKING:
     import duckdb
 
-FORMAT = 5  # bump when what a snapshot folder holds changes (5: the lexical index's tokens are stems)
+# Bump when what a snapshot folder holds changes (5: the lexical index's tokens are stems; 6: the vectors one
+# float32 row each, beside their int8 codes; 7: the chunks' name keys).
+FORMAT = 7
 # A delta larger than this share of its base's chunks (and than MIN_DELTA_CHUNKS) is read whole instead: the
 # base's dead rows cost every search a little, and the delta is read again at each refresh.
 MAX_DELTA_SHARE = 0.05
 MIN_DELTA_CHUNKS = 2000
 MAX_DRIFT = 0.01  # the lexical scores' bound (``lexical.LexicalIndex``): 1%
 DIGEST_BLOCK = 256  # vectors whose digests are compared at a time
+CHUNK_WINDOW = 16_384  # chunk ids a first read takes at a time (a window's code: a few MB)
 
 Report = Callable[[str, int, int], None]  # (what is being read, done, total): ``progress.CHUNKS`` first
 
@@ -119,6 +122,7 @@ class Snapshot:
             "embedding_sets": [asdict(s) for s in self.embedding_sets],
             "language_counts": self.language_counts,
             "base": None if self.base is None else self.base.folder.name,
+            "format": FORMAT,
         }
         (into / "files.json").write_text(json.dumps([f.saved() for f in self.files]), encoding="utf-8")
         (into / "rows").mkdir()
@@ -161,6 +165,11 @@ def _delta_vectors(joined: vector_cache.VectorCache, columns: int) -> vector_cac
         joined,
         matrix=joined.added,
         added=None,
+        codes=joined.added_codes,
+        added_codes=None,
+        scales=joined.scales[part],
+        residuals=joined.residuals[part],
+        spans=joined.spans[part],
         chunk_ids=joined.chunk_ids[part],
         embedding_ids=joined.embedding_ids[part],
         places=joined.places[part],
@@ -181,24 +190,36 @@ def read_whole(
     """Every row and vector of the state ``con`` reads; returns the step that makes the snapshot of them, to run
     once ``con`` is closed (it derives the lexical index, the long part, without holding the file)."""
     started = time.perf_counter()
+    for statement in schema.FIRST_READ_LIMITS_SQL:
+        con.execute(statement)
     layout = database.layout(con, db_path)
     files = database.file_rows(con)
-    total = sum(f.chunks for f in files)
+    total, windows = database.chunk_windows(con, CHUNK_WINDOW)
     report(progress.CHUNKS, 0, total)
-    chunk_rows = database.chunk_rows(con)
+    spilled = spill_folder(target)
+    try:
+        (spilled / "rows").mkdir(parents=True)
+        into: Path | None = spilled / "rows"
+    except OSError:
+        into = None  # a cache directory that cannot be written: the texts are held, as the vectors are then
+    chunks = rows.built(files, windows, into, lambda done: report(progress.CHUNKS, done, total))
     _, _, digests = database.chunk_ids(con)
     vectors = {}
     for embedding_set in layout.embedding_sets:
         label = f"vectors of {embedding_set.model}"
         report(label, 0, embedding_set.count)
         vectors[embedding_set] = vector_cache.build(
-            con, db_path, embedding_set, files, lambda done, total, label=label: report(label, done, total)
+            con,
+            db_path,
+            embedding_set,
+            files,
+            lambda done, total, label=label: report(label, done, total),
+            spilled,
         )
     held = time.perf_counter() - started
 
     def finish() -> Snapshot:
         report("lexical index", 0, total)
-        chunks = rows.build(files, chunk_rows)
         return _made(
             db_path,
             target,
@@ -352,8 +373,8 @@ def load(target: Path, db_path: Path, bases: Callable[[Path], Snapshot | None]) 
     written is set aside (``DamagedError``'s rule), so that it is made again, once, rather than read whole forever."""
     try:
         meta = json.loads((target / "snapshot.json").read_text(encoding="utf-8"))
-        if not isinstance(meta, dict) or meta.get("db_path") != str(db_path):
-            return None
+        if not isinstance(meta, dict) or meta.get("db_path") != str(db_path) or meta.get("format") != FORMAT:
+            return None  # another file's, or another version's (a refresh's base is looked for among all)
         return _loaded(target, db_path, meta, bases)
     except (OSError, ValueError, KeyError, TypeError, EOFError):
         if (target / "snapshot.json").exists():  # published, and whole when it was

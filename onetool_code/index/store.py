@@ -292,6 +292,12 @@ def publish(target: Path, write: Callable[[Path], None], keep: Path | None = Non
 
 
 _PRIVATE = ".tmp-"  # ``<name>.tmp-PID-THREAD``: a folder being written, or being removed
+SPILL = "-spill"  # ``<name>-spill.tmp-PID-THREAD``: the arrays of a snapshot being read (``spill.py``)
+
+
+def spill_folder(target: Path) -> Path:
+    """Where the first read of ``target`` writes its large arrays as it reads them: private to this thread."""
+    return target.with_name(f"{target.name}{SPILL}{_PRIVATE}{os.getpid()}-{threading.get_ident()}")
 
 
 def set_aside(published: Path) -> None:

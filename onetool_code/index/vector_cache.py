@@ -5,10 +5,11 @@ and memory-mapped by every search on the machine, so no search holds the index C
 
 How a search ranks (``database.semantic`` is the reference, and the answers must not change):
 
-- scores: one float32 vector-matrix product over the L2-normalised vectors (a batch: one matrix product);
-- selection: the (offset + limit)-th best score by a partial sort, plus every row within ``margin(dims)`` of
-  it, twice the worst-case float32 rounding error, so no row of the page can be left out;
-- order: those few rows re-scored in float64 row by row (identical vectors get identical scores, so their tie
+- candidates: one scan of the int8 copy of the L2-normalised vectors (``quantised.py``) bounds every row's
+  cosine; the rows whose upper bound reaches the (offset + limit)-th best lower bound, less ``margin(dims)``
+  (twice the worst-case float32 rounding error), are the only ones that can be on the page;
+- order: those rows re-scored in float64 from their float32 rows, read by index from the mapped matrix, best
+  upper bound first until no row left can reach the page (identical vectors get identical scores, so their tie
   is broken as the SQL breaks it), then sorted as the SQL sorts: similarity descending (NaN first and NULL last,
   as DuckDB orders them), then path, start line and chunk id;
 - rows: the snapshot's rows of the page's chunks (``rows.ChunkRows``).
@@ -36,7 +37,7 @@ import numpy as np
 
 from onetool_code.errors import IndexUnreadableError
 from onetool_code.hits import FileRow
-from onetool_code.index import database
+from onetool_code.index import database, quantised, spill, unit_rows
 from onetool_code.index.attributes import Attributes
 from onetool_code.index.store import heap
 from onetool_code.schema import Filters
@@ -50,7 +51,7 @@ WINDOW_BYTES = 8 << 20
 
 # What a saved cache holds as .npy files (bump snapshot.FORMAT when it changes).
 _ARRAYS = (
-    "matrix", "chunk_ids", "embedding_ids", "places", "digests", "start_lines", "nan_rows", "null_rows", "broken_rows",
+    "matrix", "codes", "scales", "residuals", "spans", "chunk_ids", "embedding_ids", "places", "digests", "start_lines", "nan_rows", "null_rows", "broken_rows",
 )  # fmt: skip
 
 _NULL_LINE = np.int64(np.iinfo(np.int64).max)  # DuckDB sorts NULL start lines last (np.where wraps a bare int)
@@ -66,17 +67,20 @@ class VectorCache:
     """One provider/model's vectors of one index, normalised, with what the filters and the tie-break need.
 
     Entry ``i`` of every per-row array (and of ``attributes``) describes column ``i`` of ``matrix``, or, past
-    its columns, column ``i - columns`` of ``added``: a snapshot refreshed by a delta joins its base's vectors
+    its rows, row ``i - rows`` of ``added``: a snapshot refreshed by a delta joins its base's vectors
     (the dead ones marked in ``attributes.alive``) and the delta's (``joined``).
 
-    The matrix is stored transposed, one column per vector: a batch of queries times a (dims, rows) matrix
-    ran 1.5x faster than a (rows, dims) matrix times the batch (OpenBLAS 0.3.31, 50,000 x 1536, 5 queries:
-    34 ms against 52 ms), and a single query costs the same either way.
+    The float32 matrix is stored one row per vector: a search reads only its candidates' rows, a few pages
+    each; the scan reads ``codes``, the int8 copy, a quarter of the bytes.
     """
 
     db_path: str  # for messages
     embedding_set: database.EmbeddingSet
-    matrix: np.ndarray  # (dims, rows) float32, unit columns; zero columns for vectors that have no cosine
+    matrix: np.ndarray  # (rows, dims) float32, unit rows; zero rows for vectors that have no cosine
+    codes: np.ndarray  # (rows, dims) int8: ``quantised.encode`` of the matrix, and its per-row float64 terms
+    scales: np.ndarray
+    residuals: np.ndarray
+    spans: np.ndarray
     chunk_ids: np.ndarray  # int64
     embedding_ids: np.ndarray  # int64, embeddings.id
     places: np.ndarray  # int64, the rows' rowids: DuckDB moves a row whose vector changes
@@ -87,12 +91,14 @@ class VectorCache:
     null_rows: np.ndarray  # NULL vectors: the similarity is NULL, sorted last
     broken_rows: np.ndarray  # vectors holding NULL values: DuckDB's cosine raises on them
     build_seconds: float = 0.0
-    added: np.ndarray | None = None  # (dims, rows) float32: the delta's columns, after the matrix's
+    added: np.ndarray | None = None  # (rows, dims) float32: the delta's rows, after the matrix's
+    added_codes: np.ndarray | None = None  # (rows, dims) int8: their codes
 
     @property
     def nbytes(self) -> int:
         """Heap memory held: the arrays not mapped from a snapshot, plus the per-file and per-type strings."""
-        arrays = [getattr(self, name) for name in _ARRAYS] + ([] if self.added is None else [self.added])
+        arrays = [getattr(self, name) for name in _ARRAYS]
+        arrays += [a for a in (self.added, self.added_codes) if a is not None]
         return heap(*arrays) + self.attributes.nbytes
 
     def rank(
@@ -103,11 +109,8 @@ class VectorCache:
         candidates in float64 costs 3 ms at 109,000 x 1536)."""
         rows = self.attributes.rows(filters)
         self._check_broken(rows)
-        units, scorable = _units(vectors)
-        scores = self._scores(units)
-        return [
-            self._page(scores[i], units[i], bool(scorable[i]), rows, limit, offset, exact) for i in range(len(units))
-        ]
+        units, scorable = unit_rows.units(vectors)
+        return [self._page(units[i], bool(scorable[i]), rows, limit, offset, exact) for i in range(len(units))]
 
     def vector_of(self, chunk_id: int) -> np.ndarray | None:
         """The chunk's stored vector as a unit float32 row, or None when it has none here (no vector for this
@@ -119,20 +122,20 @@ class VectorCache:
         columns = columns[~np.isin(columns, self.null_rows) & ~np.isin(columns, self.broken_rows)]
         if not columns.size:
             return None
-        column, width = int(columns[-1]), self.matrix.shape[1]
-        matrix = self.matrix if column < width else self.added
+        column, height = int(columns[-1]), self.matrix.shape[0]
+        matrix = self.matrix if column < height else self.added
         assert matrix is not None
-        return np.array(matrix[:, column - (0 if column < width else width)], dtype=np.float32)
+        return np.array(matrix[column - (0 if column < height else height)], dtype=np.float32)
 
     def prefetch(self) -> None:
-        """Page the mapped matrix in from background threads, for a search about to scan all of it.
+        """Page the mapped codes in from background threads, for a search about to scan all of them.
 
         A snapshot not searched for a while has left the page cache (on these VMs within about a minute), and
-        the scan then faults it in from disk: 0.37 s more at 109,000 x 1536 vectors. Touched from two threads
+        the scan then faults it in from disk: 0.37 s more at 109,000 x 1536 float32 vectors. Touched from two threads
         (numpy lets go of the GIL) while the embeddings request runs, it is in memory by the time the scan
         starts; pages already there cost a few milliseconds of the other core.
         """
-        for matrix in (self.matrix, self.added):
+        for matrix in (self.codes, self.added_codes):
             if isinstance(matrix, np.memmap) and matrix.size and matrix.flags.forc:
                 flat = matrix.ravel(order="K")  # a view: the array is contiguous
                 half = flat.size // 2
@@ -149,15 +152,8 @@ class VectorCache:
                 "holds NULL values, which ChunkHound's own query cannot score either (re-index the project)."
             )
 
-    def _scores(self, units: np.ndarray) -> np.ndarray:
-        """(queries, rows) float32 similarities: the one pass over the matrix a search costs."""
-        if self.added is None:
-            return units @ self.matrix
-        return np.concatenate([units @ self.matrix, units @ self.added], axis=1)
-
     def _page(
         self,
-        scores: np.ndarray,
         unit: np.ndarray,
         scorable: bool,
         rows: np.ndarray | None,
@@ -165,22 +161,17 @@ class VectorCache:
         offset: int,
         exact: bool,
     ) -> list[tuple[int, float]]:
-        """One query's page: a partial sort finds the candidates, which are re-scored and sorted as the SQL does."""
-        if not scorable:
-            scores[:] = np.inf  # a zero query vector: DuckDB's cosine is NaN for every row
-        scores[self.nan_rows] = np.inf
-        scores[self.null_rows] = -np.inf
-        keys = scores if rows is None else scores[rows]
+        """One query's page: bounds from the int8 scan pick the candidates, which are re-scored from float32 and
+        sorted as the SQL does (``exact``: in float64; otherwise in float32, as a product of the matrix would)."""
         need = offset + limit
-        if offset >= keys.size:
+        size = self.chunk_ids.size if rows is None else rows.size
+        if offset >= size:
             return []
-        if need < keys.size:
-            kth = np.partition(keys, keys.size - need)[keys.size - need]
-            picked = np.flatnonzero(keys >= kth - margin(self.matrix.shape[0]))
+        if not scorable:  # a zero query vector: DuckDB's cosine is NaN for every row, all tie
+            candidates = np.arange(self.chunk_ids.size) if rows is None else rows
+            similarities = np.zeros(candidates.size, dtype=np.float32)
         else:
-            picked = np.arange(keys.size)
-        candidates = picked if rows is None else rows[picked]
-        similarities = self._exact(candidates, unit) if exact else keys[picked]
+            candidates, similarities = self._candidates(unit, rows, need, exact)
         kind = np.ones(candidates.size, dtype=np.int8)  # 0: NaN, 1: a number, 2: NULL (DuckDB's DESC order)
         kind[np.isin(candidates, self.nan_rows)] = 0
         if not scorable:
@@ -199,23 +190,50 @@ class VectorCache:
         reported = {0: float("nan"), 2: 0.0}  # the SQL path's hit scores for NaN and NULL similarities
         return [(int(self.chunk_ids[candidates[i]]), reported.get(int(kind[i]), float(similarities[i]))) for i in order]
 
-    def _exact(self, candidates: np.ndarray, unit: np.ndarray) -> np.ndarray:
-        """Float32 similarities of a few rows, computed in float64 row by row (blocked to bound memory)."""
-        query = unit.astype(np.float64)
-        out = np.empty(candidates.size, dtype=np.float64)
-        columns = self.matrix.shape[1]
+    def _candidates(
+        self, unit: np.ndarray, rows: np.ndarray | None, need: int, exact: bool
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The rows that may be on the page, each with its similarity."""
+        parts = [self.codes] + ([] if self.added_codes is None else [self.added_codes])
+        lower, upper = quantised.bounds(unit, parts, self.scales, self.residuals, self.spans)
+        lower[self.nan_rows] = upper[self.nan_rows] = np.inf
+        lower[self.null_rows] = upper[self.null_rows] = -np.inf
+        if rows is not None:
+            lower, upper = lower[rows], upper[rows]
+        slack = margin(self.matrix.shape[1])
+        if need < lower.size:
+            kth = np.partition(lower, lower.size - need)[lower.size - need]
+            picked = np.flatnonzero(upper >= kth - slack)
+        else:
+            picked = np.arange(lower.size)
+        in_rows = picked if rows is None else rows[picked]
+        nan, null = self.nan_rows, self.null_rows
+
+        def keys(block: np.ndarray) -> np.ndarray:
+            scores = self._exact(block, unit, exact).astype(np.float64)
+            scores[np.isin(block, nan)] = np.inf
+            scores[np.isin(block, null)] = -np.inf
+            return scores
+
+        candidates, scores = quantised.rescore_until_sure(in_rows, upper[picked], need, slack, keys)
+        return candidates, scores.astype(np.float32)
+
+    def _exact(self, candidates: np.ndarray, unit: np.ndarray, exact: bool) -> np.ndarray:
+        """Float32 similarities of a few rows read by index, computed in float64 row by row (``exact``) or as
+        float32 products."""
+        kind = np.float64 if exact else np.float32
+        query = unit.astype(kind)
+        out = np.empty(candidates.size, dtype=np.float32)
+        height = self.matrix.shape[0]
         for matrix, part, shift in (
-            (self.matrix, np.flatnonzero(candidates < columns), 0),
-            (self.added, np.flatnonzero(candidates >= columns), columns),
+            (self.matrix, np.flatnonzero(candidates < height), 0),
+            (self.added, np.flatnonzero(candidates >= height), height),
         ):
-            step = 4096
-            for start in range(0, part.size, step):
+            if part.size:
                 assert matrix is not None
-                picked = part[start : start + step]
-                block = np.ascontiguousarray(matrix[:, candidates[picked] - shift].T, dtype=np.float64)
-                block *= query
-                out[picked] = block.sum(axis=1)
-        return out.astype(np.float32)
+                block = spill.rows_of(matrix, candidates[part] - shift).astype(kind, copy=False)
+                out[part] = (block * query).sum(axis=1) if exact else block @ query
+        return out
 
     def joined(self, alive: np.ndarray, delta: VectorCache, files: Sequence[FileRow]) -> VectorCache:
         """These vectors (``alive``: which are still in the index) and the delta's, numbered in ``files``."""
@@ -224,6 +242,10 @@ class VectorCache:
         return dataclasses.replace(
             self,
             added=delta.matrix,
+            added_codes=delta.codes,
+            scales=np.concatenate([self.scales, delta.scales]),
+            residuals=np.concatenate([self.residuals, delta.residuals]),
+            spans=np.concatenate([self.spans, delta.spans]),
             chunk_ids=np.concatenate([self.chunk_ids, delta.chunk_ids]),
             embedding_ids=np.concatenate([self.embedding_ids, delta.embedding_ids]),
             places=np.concatenate([self.places, delta.places]),
@@ -239,7 +261,7 @@ class VectorCache:
     def save(self, into: Path) -> None:
         """Write the arrays (``np.save``: memory-mappable) and the rest as JSON into a folder of a snapshot."""
         for name in _ARRAYS:
-            np.save(into / f"{name}.npy", getattr(self, name))
+            spill.save(getattr(self, name), into / f"{name}.npy")
         self.attributes.save(into)
         meta = {"embedding_set": dataclasses.asdict(self.embedding_set), "build_seconds": self.build_seconds}
         (into / "vectors.json").write_text(json.dumps(meta), encoding="utf-8")
@@ -262,31 +284,23 @@ def _touch(part: np.ndarray) -> None:
     part[::1024].sum()
 
 
-def _units(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Query vectors as float32 unit rows (normalised in float64), and which of them have a direction."""
-    queries = np.atleast_2d(np.asarray(vectors, dtype=np.float32)).astype(np.float64)
-    norms = np.sqrt(np.einsum("ij,ij->i", queries, queries))
-    scorable = np.isfinite(norms) & (norms > 0)
-    units = np.zeros_like(queries, dtype=np.float32)
-    units[scorable] = queries[scorable] / norms[scorable, np.newaxis]
-    return units, scorable
-
-
 def build(
     con: duckdb.DuckDBPyConnection,
     db_path: Path,
     embedding_set: database.EmbeddingSet,
     files: Sequence[FileRow],
     progress: Callable[[int, int], None] | None = None,
+    spilled: Path | None = None,
 ) -> VectorCache:
     """Read one provider/model's vectors through ``con`` (read-only) into a new cache; ``files`` are
-    ``database.file_rows`` of the same connection; ``progress`` hears (vectors read, vectors in all)."""
+    ``database.file_rows`` of the same connection; ``progress`` hears (vectors read, vectors in all);
+    ``spilled``: a folder where the float32 matrix and its codes are written as they are read, then mapped."""
     count, low, high = database.vector_extent(con, embedding_set)
     window = max(256, WINDOW_BYTES // (embedding_set.dims * 4))
     windows = (
         database.vector_window(con, embedding_set, start, start + window) for start in range(low, high + 1, window)
     )
-    return _assemble(db_path, embedding_set, files, count, window, windows, progress)
+    return _assemble(db_path, embedding_set, files, count, window, windows, progress, spilled)
 
 
 def build_of(
@@ -313,12 +327,31 @@ def _assemble(
     window: int,
     windows: Iterable[dict[str, np.ndarray]],
     progress: Callable[[int, int], None] | None = None,
+    spilled: Path | None = None,
 ) -> VectorCache:
     started = time.perf_counter()
     file_ids = np.fromiter((f.file_id for f in files), dtype=np.int64, count=len(files))
     by_id = np.argsort(file_ids)
     dims = embedding_set.dims
-    matrix = np.empty((dims, count), dtype=np.float32)
+    if spilled is not None:
+        try:
+            folder = spilled / f"vectors-{embedding_set.dims}-{embedding_set.provider}-{embedding_set.model}".replace(
+                "/", "_"
+            )
+            folder.mkdir(parents=True)
+        except OSError:
+            spilled = None  # a cache directory that cannot be written: the vectors are held, as a delta's are
+    if spilled is None:
+        matrix = np.empty((count, dims), dtype=np.float32)
+        codes = np.empty((count, dims), dtype=np.int8)
+        writers = None
+    else:
+        writers = (
+            spill.Writer(folder / "matrix.npy", (count, dims), np.float32),
+            spill.Writer(folder / "codes.npy", (count, dims), np.int8),
+        )
+        window_rows = np.empty((min(window, count), dims), dtype=np.float32)
+    scales, residuals, spans = (np.empty(count, dtype=np.float64) for _ in range(3))
     chunk_ids = np.empty(count, dtype=np.int64)
     embedding_ids = np.empty(count, dtype=np.int64)
     places = np.empty(count, dtype=np.int64)
@@ -331,7 +364,6 @@ def _assemble(
     null_rows: list[np.ndarray] = []
     broken_rows: list[np.ndarray] = []
     filled = 0
-    rows = np.empty((min(window, count), dims), dtype=np.float32)  # one window's vectors, before they are columns
     for columns in windows:
         n = len(columns["chunk_id"])
         if filled + n > count:
@@ -347,8 +379,14 @@ def _assemble(
         type_codes[part] = np.fromiter(
             (types.setdefault(str(t), len(types)) for t in np.ma.getdata(columns["chunk_type"])), np.int32, n
         )
-        null, broken, unscorable = _fill(rows[:n], columns["embedding"])
-        matrix[:, part] = rows[:n].T
+        block = matrix[part] if writers is None else window_rows[:n]
+        null, broken, unscorable = unit_rows.fill(block, columns["embedding"])
+        block_codes, scales[part], residuals[part], spans[part] = quantised.encode(block)
+        if writers is None:
+            codes[part] = block_codes
+        else:
+            writers[0].write(block)
+            writers[1].write(block_codes)
         nan_rows.append(np.flatnonzero(unscorable) + filled)
         null_rows.append(np.flatnonzero(null) + filled)
         broken_rows.append(np.flatnonzero(broken) + filled)
@@ -357,13 +395,32 @@ def _assemble(
             progress(filled, count)
     if filled != count:
         raise IndexUnreadableError(f"Cannot read the index {db_path}: it changed while its vectors were read.")
-    arrays = [matrix, chunk_ids, embedding_ids, places, digests, start_lines, file_codes, type_codes]
+    if writers is not None:
+        matrix, codes = (writer.mapped() for writer in writers)
+    arrays = [
+        matrix,
+        codes,
+        scales,
+        residuals,
+        spans,
+        chunk_ids,
+        embedding_ids,
+        places,
+        digests,
+        start_lines,
+        file_codes,
+        type_codes,
+    ]
     for array in arrays:
         array.flags.writeable = False  # shared by concurrent searches: nothing may change them
     return VectorCache(
         db_path=str(db_path),
         embedding_set=embedding_set,
         matrix=matrix,
+        codes=codes,
+        scales=scales,
+        residuals=residuals,
+        spans=spans,
         chunk_ids=chunk_ids,
         embedding_ids=embedding_ids,
         places=places,
@@ -375,29 +432,6 @@ def _assemble(
         broken_rows=_joined(broken_rows),
         build_seconds=time.perf_counter() - started,
     )
-
-
-def _fill(block: np.ndarray, embeddings: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Copy one window of vectors into ``block`` as unit rows; return its NULL, broken and NaN-cosine rows."""
-    n = len(embeddings)
-    null = np.ma.getmaskarray(embeddings)
-    values = np.ma.getdata(embeddings)
-    broken = np.fromiter((np.ma.isMaskedArray(v) and bool(np.ma.getmaskarray(v).any()) for v in values), bool, n)
-    if null.any() or broken.any():
-        for i in range(n):
-            block[i] = 0.0 if null[i] or broken[i] else np.ma.getdata(values[i])
-    elif n:
-        np.stack(values, out=block)
-    # Norms in float64: DuckDB scores vectors whose squares would overflow or vanish in float32 (measured:
-    # [1e30, 1e30] and [1e-20, 1e-20] both get their true cosine).
-    norms = np.empty(n, dtype=np.float64)
-    for start in range(0, n, 1024):  # einsum casts its operands to float64: in slices, so the copy stays small
-        part = block[start : start + 1024]
-        norms[start : start + 1024] = np.sqrt(np.einsum("ij,ij->i", part, part, dtype=np.float64))
-    usable = np.isfinite(norms) & (norms > 0) & ~null & ~broken
-    np.divide(block, norms[:, np.newaxis], out=block, where=usable[:, np.newaxis], casting="same_kind")
-    block[~usable] = 0.0
-    return null, broken, ~usable & ~null & ~broken
 
 
 def _joined(parts: Sequence[np.ndarray]) -> np.ndarray:

@@ -330,7 +330,7 @@ FILTER_VALUES = {
 def test_generated_index_is_large_and_has_the_hard_cases(cold, generated, generated_set):
     assert generated_set.count == GENERATED_CHUNKS + 200
     built = live.view(generated.root, generated.db).snapshot.vectors[generated_set]
-    assert built.matrix.shape == (GENERATED_DIMS, GENERATED_CHUNKS)  # orphans out, as the SQL join leaves them out
+    assert built.matrix.shape == (GENERATED_CHUNKS, GENERATED_DIMS)  # orphans out, as the SQL join leaves them out
     assert built.nan_rows.size == 2 and built.null_rows.size == 3
     assert (built.start_lines == np.iinfo(np.int64).max).sum() == GENERATED_CHUNKS // 997
 

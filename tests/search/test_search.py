@@ -449,7 +449,7 @@ def test_a_project_path_with_quotes_and_spaces(sample_index, tmp_path):
 @pytest.mark.internal_error_expected
 def test_a_bug_in_our_sql_is_an_internal_error_not_a_damaged_index(sample_index, monkeypatch, spans):
     """Binder, parser and catalog errors come from our own SQL: they must not read as the user's broken file."""
-    monkeypatch.setattr(schema, "CHUNK_ROWS_SQL", "SELECT no_such_column FROM chunks")
+    monkeypatch.setattr(schema, "CHUNK_ROWS_WINDOW_SQL", "SELECT no_such_column FROM chunks")
     answer = search(sample_index, query=QUERY, mode="regex")
     assert answer.startswith("Error: internal error (BinderException): ")
     assert "Cannot read the index" not in answer and "not a readable" not in answer

@@ -1,0 +1,39 @@
+"""Vectors as the unit rows DuckDB's cosine sees: normalised in float64, with the rows it cannot score told apart
+(NULL vectors, vectors holding NULLs, zero or non-finite ones)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def units(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Query vectors as float32 unit rows (normalised in float64), and which of them have a direction."""
+    queries = np.atleast_2d(np.asarray(vectors, dtype=np.float32)).astype(np.float64)
+    norms = np.sqrt(np.einsum("ij,ij->i", queries, queries))
+    scorable = np.isfinite(norms) & (norms > 0)
+    units = np.zeros_like(queries, dtype=np.float32)
+    units[scorable] = queries[scorable] / norms[scorable, np.newaxis]
+    return units, scorable
+
+
+def fill(block: np.ndarray, embeddings: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Copy one window of vectors into ``block`` as unit rows; return its NULL, broken and NaN-cosine rows."""
+    n = len(embeddings)
+    null = np.ma.getmaskarray(embeddings)
+    values = np.ma.getdata(embeddings)
+    broken = np.fromiter((np.ma.isMaskedArray(v) and bool(np.ma.getmaskarray(v).any()) for v in values), bool, n)
+    if null.any() or broken.any():
+        for i in range(n):
+            block[i] = 0.0 if null[i] or broken[i] else np.ma.getdata(values[i])
+    elif n:
+        np.stack(values, out=block)
+    # Norms in float64: DuckDB scores vectors whose squares would overflow or vanish in float32 (measured:
+    # [1e30, 1e30] and [1e-20, 1e-20] both get their true cosine).
+    norms = np.empty(n, dtype=np.float64)
+    for start in range(0, n, 1024):  # einsum casts its operands to float64: in slices, so the copy stays small
+        part = block[start : start + 1024]
+        norms[start : start + 1024] = np.sqrt(np.einsum("ij,ij->i", part, part, dtype=np.float64))
+    usable = np.isfinite(norms) & (norms > 0) & ~null & ~broken
+    np.divide(block, norms[:, np.newaxis], out=block, where=usable[:, np.newaxis], casting="same_kind")
+    block[~usable] = 0.0
+    return null, broken, ~usable & ~null & ~broken
