@@ -19,8 +19,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from onetool_code.indexer.ignore import IgnoreRules
-from onetool_code.indexer.languages import CONFIG_LANGUAGES, CONFIG_SIZE_LIMIT, UNSUPPORTED, language_for
+from onetool_code.project.ignore import IgnoreRules
+from onetool_code.project.languages import CONFIG_LANGUAGES, CONFIG_SIZE_LIMIT, UNSUPPORTED, language_for
 from onetool_code.reading import SMALL_FILE, read_regular
 
 # ChunkHound 6.1.0 skips files over 10 MiB (``indexing.max_file_size_mb``).
