@@ -11,7 +11,7 @@ from onetool_code import advice
 from onetool_code.answer.formatting import INDENT, cut, ranges, shown, size
 from onetool_code.answer.report import StatusReport
 from onetool_code.hits import Usages
-from onetool_code.index import SnapshotInfo
+from onetool_code.index import CheckoutFacts, SnapshotInfo
 
 
 def render_usages(found: Usages, fmt: str, max_bytes: int) -> str | dict[str, Any]:
@@ -124,6 +124,8 @@ def render_status(report: StatusReport, fmt: str) -> str | dict[str, Any]:
     if held and held.notice and not written:
         lines.append(f"Refresh: {held.notice}")
     lines.append(f"Snapshot: {_snapshot(held)}")
+    if report.checkout is not None:
+        lines.append(f"Checkout: {_checkout(report.checkout)}")
     lines.extend(f"Note: {note}" for note in report.facts.notes)
     return "\n".join(map(shown, lines))  # the index's sidecar names a root: the repository's text
 
@@ -182,6 +184,14 @@ def _status_data(report: StatusReport) -> dict[str, Any]:
             notes=list(report.facts.notes),
             snapshot=_snapshot_data(report.facts.snapshot),
         )
+    if report.checkout is not None:
+        moved = report.checkout.drift
+        data["checkout"] = {
+            "changed": list(moved.changed),
+            "new": list(moved.new),
+            "deleted": list(moved.deleted),
+            "answered_by": report.checkout.answers,
+        }
     return data
 
 
@@ -200,6 +210,14 @@ def _snapshot(held: SnapshotInfo | None) -> str:
         f"{held.read_seconds:.2f} s to read it){refreshing}; snapshots in {held.cache_dir} hold "
         f"{_bytes(held.cache_bytes)}"
     )
+
+
+def _checkout(found: CheckoutFacts) -> str:
+    moved = found.drift
+    if not moved.files:
+        return "as indexed (no file changed, new or deleted)"
+    counts = f"{len(moved.changed):,} changed, {len(moved.new):,} new, {len(moved.deleted):,} deleted since indexing"
+    return f"{counts}; answered by {found.answers}"
 
 
 def _snapshot_data(held: SnapshotInfo | None) -> dict[str, Any] | None:

@@ -27,6 +27,8 @@ from onetool_code.hits import FileRow, FileState
 from onetool_code.project.placement import MTIME_EPSILON
 from onetool_code.project.walk import SourceFile, read_file, walk
 
+_UNKNOWN = FileState()  # a ``files`` row with no size, mtime or hash
+
 
 @dataclass(frozen=True)
 class Drift:
@@ -37,10 +39,17 @@ class Drift:
     new: tuple[str, ...] = ()
     deleted: tuple[str, ...] = ()
     now: tuple[SourceFile, ...] = ()
+    present: int = 0  # the index's files the walk met
 
     @property
     def files(self) -> int:
         return len(self.changed) + len(self.new) + len(self.deleted)
+
+    @property
+    def checkout(self) -> bool:
+        """Whether the root is a checkout of the index at all: one holding none of its files is another place
+        (an index named by ``db`` beside an empty folder), not a checkout with every file deleted."""
+        return self.present > 0 or not self.deleted
 
 
 @dataclass(frozen=True)
@@ -134,18 +143,23 @@ def drift(checkout: Checkout, indexed: Sequence[FileRow]) -> Drift:
                 new.append(source)
             continue
         present.add(source.rel)
-        if not _differs(state, source):
-            continue
+        if state == _UNKNOWN or not _differs(state, source):
+            continue  # a row with no size, mtime or hash (not ChunkHound's) cannot be told apart: as indexed
         digest = checkout.digest(source)
         # Now skipped by content: it stays as indexed (ChunkHound would not re-read it either).
         if digest is not None and (state.content_hash is None or digest != state.content_hash):
             changed.append(source)
     # A row the walk did not meet is deleted only when its file is gone: ChunkHound indexes some files our walk
     # skips (PDFs, big JSON), and it keeps those until they go.
+    # Gone means no entry at all: a FIFO or a link to a device where a file was is noted when a hit is read.
     root = checkout.root
-    deleted = sorted(path for path in rows if path not in present and not (root / path).is_file())
+    deleted = sorted(path for path in rows if path not in present and not os.path.lexists(root / path))
     return Drift(
-        tuple(s.rel for s in changed), tuple(s.rel for s in new), tuple(deleted), tuple(sorted(changed + new, key=_rel))
+        tuple(s.rel for s in changed),
+        tuple(s.rel for s in new),
+        tuple(deleted),
+        tuple(sorted(changed + new, key=_rel)),
+        len(present),
     )
 
 
