@@ -90,8 +90,8 @@ class IndexState:
     def _snapshot_view(self) -> SnapshotView:
         settings = self.settings
         view = live.view(settings.project_root, settings.db_path)
-        laid, checkout = overlay.laid(settings.project_root, settings.db_path, view.snapshot)
-        return SnapshotView(laid, _joined(view.notice, checkout, self._published()))
+        laid = overlay.laid(settings.project_root, settings.db_path, view.snapshot)
+        return SnapshotView(laid.snapshot, _joined(view.notice, laid.notice, self._published()), laid)
 
     def _published(self) -> str | None:
         """Why a published index answers from a version that may not be the newest (its store unreachable)."""

@@ -25,6 +25,8 @@ import numpy as np
 
 from onetool_code.hits import FileRow
 from onetool_code.index import rows, vector_cache
+from onetool_code.index.attributes import Attributes
+from onetool_code.index.database import EmbeddingSet
 from onetool_code.index.snapshot import Snapshot, delta_vectors, same_set
 from onetool_code.project.chunker import chunk_file
 from onetool_code.project.drift import Checkout, Drift, drift, state_of
@@ -45,12 +47,30 @@ class Facts:
     answers: str
 
 
+@dataclass(frozen=True)
+class Laid:
+    """A snapshot with the checkout laid over it: what the answer says of it, and the overlay's own chunks
+    (id, code), whose vectors the index does not hold (``with_vectors``)."""
+
+    snapshot: Snapshot
+    notice: str | None = None
+    chunks: tuple[tuple[int, str], ...] = ()
+
+    def unembedded(self, embedding_set: EmbeddingSet) -> tuple[tuple[int, str], ...]:
+        """The overlay's chunks that have no vector of this model yet."""
+        if not self.chunks or embedding_set not in self.snapshot.vectors:
+            return ()
+        held = self.snapshot.vectors[embedding_set].chunk_ids
+        ids = np.fromiter((chunk_id for chunk_id, _ in self.chunks), np.int64, len(self.chunks))
+        missing = ~np.isin(ids, held)
+        return tuple(chunk for chunk, lacking in zip(self.chunks, missing, strict=True) if lacking)
+
+
 @dataclass
 class _Held:
     snapshot: Snapshot  # the snapshot the overlay was laid over
     drift: Drift
-    overlaid: Snapshot
-    notice: str | None
+    laid: Laid
 
 
 _checkouts: dict[tuple[Path, Path], Checkout] = {}
@@ -95,25 +115,46 @@ def facts(project_root: Path, db_path: Path, files: Sequence[FileRow], *, laid: 
     return Facts(moved, "the checkout: the files as they are now, by words, names and regex")
 
 
-def laid(project_root: Path, db_path: Path, snapshot: Snapshot) -> tuple[Snapshot, str | None]:
+def laid(project_root: Path, db_path: Path, snapshot: Snapshot) -> Laid:
     """The snapshot with the checkout laid over it, and what the answer should say of it."""
     found = checkout(project_root, db_path)
     if found is None:
-        return snapshot, None
+        return Laid(snapshot)
     moved = drift(found, snapshot.files)
     if not moved.files or not moved.checkout:
-        return snapshot, None
+        return Laid(snapshot)
     if moved.files > MAX_FILES:
-        return snapshot, _far(moved)
+        return Laid(snapshot, _far(moved))
     with _lock:
         held = _held.get(db_path)
         if held is not None and held.snapshot is snapshot and held.drift == moved:
-            return held.overlaid, held.notice
-    overlaid = _overlaid(snapshot, moved, found)
-    notice = _notice(moved, snapshot)
+            return held.laid
+    overlaid, own = _overlaid(snapshot, moved, found)
+    made = Laid(overlaid, f"{_counts(moved)} since indexing: searched as they are now", own)
     with _lock:
-        _held[db_path] = _Held(snapshot, moved, overlaid, notice)
-    return overlaid, notice
+        _held[db_path] = _Held(snapshot, moved, made)
+    return made
+
+
+def with_vectors(
+    db_path: Path, laid: Laid, embedding_set: EmbeddingSet, chunk_ids: Sequence[int], matrix: np.ndarray
+) -> Laid:
+    """``laid`` with these overlay chunks' vectors of one model (rows of ``matrix``, in the index's model): the
+    semantic ranking then meets them as the index's own. Kept for the next search of the same overlay."""
+    snapshot = laid.snapshot
+    held = snapshot.vectors[embedding_set]
+    made = dataclasses.replace(
+        laid,
+        snapshot=dataclasses.replace(
+            snapshot,
+            vectors={**snapshot.vectors, embedding_set: _appended(held, snapshot, chunk_ids, matrix)},
+        ),
+    )
+    with _lock:
+        kept = _held.get(db_path)
+        if kept is not None and kept.laid is laid:
+            kept.laid = made
+    return made
 
 
 def _far(moved: Drift) -> str:
@@ -123,17 +164,13 @@ def _far(moved: Drift) -> str:
     )
 
 
-def _notice(moved: Drift, snapshot: Snapshot) -> str:
-    said = f"{_counts(moved)} since indexing: searched as they are now"
-    return f"{said} (by words and names: their meaning is not in the index)" if snapshot.vectors else said
-
-
 def _counts(moved: Drift) -> str:
     return f"{len(moved.changed):,} files changed, {len(moved.new):,} new, {len(moved.deleted):,} deleted"
 
 
-def _overlaid(snapshot: Snapshot, moved: Drift, found: Checkout) -> Snapshot:
-    """``snapshot`` with the drift's files as they are now: a delta over its base (its own delta, if any, kept)."""
+def _overlaid(snapshot: Snapshot, moved: Drift, found: Checkout) -> tuple[Snapshot, tuple[tuple[int, str], ...]]:
+    """``snapshot`` with the drift's files as they are now: a delta over its base (its own delta, if any, kept);
+    and the overlay's own chunks (id, code)."""
     base = snapshot.base or snapshot
     gone = set(moved.changed) | set(moved.deleted)
     files = _files(snapshot.files, moved, found)
@@ -145,7 +182,7 @@ def _overlaid(snapshot: Snapshot, moved: Drift, found: Checkout) -> Snapshot:
     alive = _alive_base(snapshot, base, gone)
     chunks = base.chunks.joined(alive, delta, files)
     vectors = {s: _vectors(snapshot, base, s, gone, files) for s in snapshot.embedding_sets}
-    return dataclasses.replace(
+    overlaid = dataclasses.replace(
         snapshot,
         files=tuple(files),
         chunks=chunks,
@@ -155,6 +192,7 @@ def _overlaid(snapshot: Snapshot, moved: Drift, found: Checkout) -> Snapshot:
         base=base,
         delta=delta,
     )
+    return overlaid, tuple((row[0], row[4]) for row in added)
 
 
 def _files(indexed: Sequence[FileRow], moved: Drift, found: Checkout) -> list[FileRow]:
@@ -261,4 +299,39 @@ def _taken(cache: vector_cache.VectorCache, keep: np.ndarray) -> vector_cache.Ve
         nan_rows=rows_of(cache.nan_rows),
         null_rows=rows_of(cache.null_rows),
         broken_rows=rows_of(cache.broken_rows),
+    )
+
+
+def _appended(
+    held: vector_cache.VectorCache, snapshot: Snapshot, chunk_ids: Sequence[int], matrix: np.ndarray
+) -> vector_cache.VectorCache:
+    """``held`` (an overlaid snapshot's joined vectors) with these chunks' vectors after its rows."""
+    assert snapshot.delta is not None
+    delta = snapshot.delta
+    rows_of = np.searchsorted(delta.chunk_ids, np.asarray(chunk_ids, np.int64))
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    columns = np.ascontiguousarray((matrix / np.where(norms == 0, 1, norms)).T, dtype=np.float32)
+    count = len(chunk_ids)
+    before = held.chunk_ids.size
+    starts = np.asarray(delta.start_lines)[rows_of]
+    attributes = dataclasses.replace(
+        delta.attributes,
+        file_codes=np.asarray(delta.attributes.file_codes)[rows_of],
+        type_codes=np.asarray(delta.attributes.type_codes)[rows_of],
+        alive=None,
+    )
+    everything = np.ones(before, bool) if held.attributes.alive is None else np.asarray(held.attributes.alive)
+    added = columns if held.added is None else np.concatenate([held.added, columns], axis=1)
+    return dataclasses.replace(
+        held,
+        added=added,
+        chunk_ids=np.concatenate([held.chunk_ids, np.asarray(chunk_ids, np.int64)]),
+        embedding_ids=np.concatenate([held.embedding_ids, -np.asarray(chunk_ids, np.int64)]),  # none in the index
+        places=np.concatenate([held.places, np.full(count, -1, np.int64)]),
+        digests=np.concatenate([held.digests, np.zeros(count, np.uint64)]),
+        start_lines=np.concatenate([held.start_lines, np.where(starts == 0, np.iinfo(np.int64).max, starts)]),
+        attributes=Attributes.joined(
+            snapshot.files, [(held.attributes, everything), (attributes, np.ones(count, bool))]
+        ),
+        nan_rows=np.concatenate([held.nan_rows, before + np.flatnonzero(norms[:, 0] == 0)]),
     )

@@ -38,7 +38,7 @@ def test_a_deleted_file_never_answers(project):
         assert "services/catalog/store.go" not in _paths(ranked(project.root, project.base_url, query, mode=mode).hits)
 
 
-def test_a_new_file_answers_by_words_names_and_regex_and_says_so(project):
+def test_a_new_file_answers_by_words_names_and_regex_and_the_answer_says_so(project):
     (project.root / "src/bookshelf/shelves.py").write_text(
         "def count_empty_shelves(shelves: list) -> int:\n    return sum(1 for s in shelves if not s)\n"
     )
@@ -47,8 +47,6 @@ def test_a_new_file_answers_by_words_names_and_regex_and_says_so(project):
         found = ranked(project.root, project.base_url, query, mode=mode)
         assert found.hits[0].file_path == "src/bookshelf/shelves.py", mode
         assert "1 new" in (found.notice or ""), mode
-    hybrid = ranked(project.root, project.base_url, "count_empty_shelves", mode="hybrid")
-    assert "by words and names" in hybrid.notice
 
 
 def test_usages_and_related_see_the_checkout(project):
@@ -76,3 +74,44 @@ def test_status_reports_the_checkout(project):
     assert "Checkout: 0 changed, 1 new, 1 deleted since indexing" in text
     assert data["checkout"]["new"] == ["src/bookshelf/shelves.py"]
     assert data["checkout"]["deleted"] == ["services/catalog/store.go"]
+
+
+def test_a_new_function_is_found_by_a_description_of_it(project, server):
+    """Its chunk is embedded with the index's model (the test server's vectors), once per machine."""
+    (project.root / "src/bookshelf/shelving.py").write_text(
+        "def weigh_parcels_on_the_loading_dock(parcels):\n"
+        '    """Weigh every parcel waiting on the loading dock and total the kilograms."""\n'
+        "    return sum(parcel.kilograms for parcel in parcels)\n"
+    )
+    description = "weigh parcels waiting on the loading dock, total kilograms"
+    before = len(server.requests)
+    found = ranked(project.root, project.base_url, description, mode="semantic")
+    assert found.hits[0].file_path == "src/bookshelf/shelving.py"
+    assert "ranked by words" not in (found.notice or "")
+    asked = len(server.requests) - before
+    assert asked == 2  # the query, and the new chunk in one request
+
+    overlay_reset()  # a new process: the vector is read back from the machine's cache, not asked again
+    again = ranked(project.root, project.base_url, description, mode="semantic")
+    assert again.hits[0].file_path == "src/bookshelf/shelving.py"
+    assert len(server.requests) - before == asked + 1  # the query alone
+
+    hybrid = ranked(project.root, project.base_url, description)
+    assert hybrid.hits[0].file_path == "src/bookshelf/shelving.py"
+    related = onetool_code.related(file="src/bookshelf/shelving.py", line=3, path=str(project.root),
+                                   base_url=project.base_url, format="json")  # fmt: skip
+    assert "results" in related, related
+
+
+def test_without_the_provider_the_checkout_ranks_by_words_and_says_so(project):
+    (project.root / "src/bookshelf/shelving.py").write_text("def weigh_parcels(parcels):\n    return len(parcels)\n")
+    refused = "http://127.0.0.1:9/v1"
+    found = ranked(project.root, refused, "weigh_parcels", mode="hybrid")
+    assert found.hits[0].file_path == "src/bookshelf/shelving.py"
+    assert "words" in found.notice
+
+
+def overlay_reset() -> None:
+    from onetool_code import index
+
+    index.reset()
