@@ -12,7 +12,7 @@ from onetool_code import advice, published
 from onetool_code.answer.formatting import INDENT, cut, ranges, shown, size
 from onetool_code.answer.report import StatusReport
 from onetool_code.hits import Usages
-from onetool_code.index import SnapshotInfo
+from onetool_code.index import CheckoutFacts, SnapshotInfo
 
 
 def render_usages(found: Usages, fmt: str, max_bytes: int) -> str | dict[str, Any]:
@@ -129,6 +129,8 @@ def render_status(report: StatusReport, fmt: str) -> str | dict[str, Any]:
     if held and held.notice and not written:
         lines.append(f"Refresh: {held.notice}")
     lines.append(f"Snapshot: {_snapshot(held)}")
+    if report.checkout is not None:
+        lines.append(f"Checkout: {_checkout(report.checkout)}")
     lines.extend(f"Note: {note}" for note in report.facts.notes)
     return "\n".join(map(shown, lines))  # the index's sidecar names a root: the repository's text
 
@@ -198,6 +200,14 @@ def _status_data(report: StatusReport) -> dict[str, Any]:
         )
     if report.published is not None:
         data["published"] = {**asdict(report.published), "notice": report.store_notice}
+    if report.checkout is not None:
+        moved = report.checkout.drift
+        data["checkout"] = {
+            "changed": list(moved.changed),
+            "new": list(moved.new),
+            "deleted": list(moved.deleted),
+            "answered_by": report.checkout.answers,
+        }
     return data
 
 
@@ -216,6 +226,14 @@ def _snapshot(held: SnapshotInfo | None) -> str:
         f"{held.read_seconds:.2f} s to read it){refreshing}; snapshots in {held.cache_dir} hold "
         f"{_bytes(held.cache_bytes)}"
     )
+
+
+def _checkout(found: CheckoutFacts) -> str:
+    moved = found.drift
+    if not moved.files:
+        return "as indexed (no file changed, new or deleted)"
+    counts = f"{len(moved.changed):,} changed, {len(moved.new):,} new, {len(moved.deleted):,} deleted since indexing"
+    return f"{counts}; answered by {found.answers}"
 
 
 def _snapshot_data(held: SnapshotInfo | None) -> dict[str, Any] | None:

@@ -27,12 +27,15 @@ class StatusReport:
     model_chosen_by: str | None = None  # the index named the model (its record, or its largest set), not the user
     published: published.Fetched | None = None  # the store version this machine fetched, for a published index
     store_notice: str | None = None  # why that version may not be the newest (its store unreachable)
+    checkout: index.CheckoutFacts | None = None  # how the checkout differs from the index (None: no checkout read)
 
 
 def gather(settings: Settings) -> StatusReport:
     """The index's facts (``index.IndexState.status``) with the settings a search would use."""
-    facts = index.open(settings).status()
+    state = index.open(settings)
+    facts = state.status()
     return StatusReport(
+        checkout=None if facts.locked_by else state.checkout(),
         project_root=settings.project_root,
         db_path=settings.db_path,
         provider=settings.provider,

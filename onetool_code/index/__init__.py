@@ -13,6 +13,7 @@ copies or segments, and nothing outside it imports its modules (``tests/test_lay
     private_copy.py  a consistent copy of a file a writer holds
     shipped.py       a state exported whole for publishing, and a published one's snapshot adopted on arrival
     live.py          which snapshot answers, and when and from where a new state is read (background refresh)
+    overlay.py       the checkout's changed, new and deleted files laid over that snapshot (the agent's edits)
     readers.py       the three rankings over a snapshot, or over the file itself with snapshots off
     views.py         what one search reads: a snapshot, or the file itself
     status.py        what ``status`` learns from the index
@@ -31,8 +32,9 @@ from typing import Any, TypeVar
 
 from onetool_code import published
 from onetool_code.errors import DamagedError, SupersededError
-from onetool_code.index import live, shipped, status, store
+from onetool_code.index import live, overlay, shipped, status, store
 from onetool_code.index.database import EmbeddingSet, Layout, connect, layout, session
+from onetool_code.index.overlay import Facts as CheckoutFacts
 from onetool_code.index.readers import Reader
 from onetool_code.index.status import Facts, SnapshotInfo
 from onetool_code.index.views import FileView, SnapshotView, View
@@ -40,6 +42,7 @@ from onetool_code.settings import Settings
 from onetool_code.spans import note
 
 __all__ = [
+    "CheckoutFacts",
     "EmbeddingSet",
     "Facts",
     "IndexState",
@@ -86,8 +89,10 @@ class IndexState:
             return work(self._snapshot_view())
 
     def _snapshot_view(self) -> SnapshotView:
-        view = live.view(self.settings.project_root, self.settings.db_path)
-        return SnapshotView(view.snapshot, _joined(view.notice, self._published()))
+        settings = self.settings
+        view = live.view(settings.project_root, settings.db_path)
+        laid = overlay.laid(settings.project_root, settings.db_path, view.snapshot)
+        return SnapshotView(laid.snapshot, _joined(view.notice, laid.notice, self._published()), laid)
 
     def _published(self) -> str | None:
         """Why a published index answers from a version that may not be the newest (its store unreachable)."""
@@ -97,6 +102,18 @@ class IndexState:
         if not self.settings.cache or store.cache_problem() is not None:
             published.complete(self.settings.db_path)
         return status.gather(self.settings.project_root, self.settings.db_path, cache=self.settings.cache)
+
+    def checkout(self) -> CheckoutFacts | None:
+        """How the checkout differs from the index, and what answers for those files; None without a checkout
+        (a published index fetched to this machine)."""
+        settings = self.settings
+        if settings.cache and store.cache_problem() is None:
+            files = live.view(settings.project_root, settings.db_path).snapshot.files
+            return overlay.facts(settings.project_root, settings.db_path, files, laid=True)
+        view = FileView.read(settings.project_root, settings.db_path, None)
+        with view.reader() as reader:
+            files = reader.files()
+        return overlay.facts(settings.project_root, settings.db_path, files, laid=False)
 
 
 def _joined(*notices: str | None) -> str | None:
@@ -124,4 +141,5 @@ def reset() -> None:
     """This process's index state as at start (for tests): no snapshot held, refreshes inline."""
     store.STORE.clear()
     live.reset()
+    overlay.reset()
     published.reset()

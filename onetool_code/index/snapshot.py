@@ -141,12 +141,12 @@ class Snapshot:
             np.save(into / "alive.npy", _alive(self.chunks.attributes.alive, len(self.base.chunks.chunk_ids)))
             for i, embedding_set in enumerate(self.embedding_sets):
                 joined = self.vectors[embedding_set]
-                base = self.base.vectors[_same(self.base.embedding_sets, embedding_set)]
+                base = self.base.vectors[same_set(self.base.embedding_sets, embedding_set)]
                 columns = base.chunk_ids.size
                 (into / f"vectors-{i}").mkdir()
                 np.save(into / f"vectors-{i}" / "alive.npy", _alive(joined.attributes.alive, columns))
                 assert joined.added is not None
-                _delta_vectors(joined, columns).save(into / f"vectors-{i}")
+                delta_vectors(joined, columns).save(into / f"vectors-{i}")
         # Every file's size, checked at each load: a file lost or cut short (a crash, a full disk) is noticed there.
         meta["manifest"] = {str(f.relative_to(into)): f.stat().st_size for f in into.rglob("*") if f.is_file()}
         (into / "snapshot.json").write_text(json.dumps(meta), encoding="utf-8")  # last: a folder without it is torn
@@ -156,7 +156,7 @@ def _alive(alive: np.ndarray | None, count: int) -> np.ndarray:
     return np.ones(count, bool) if alive is None else np.asarray(alive[:count])
 
 
-def _delta_vectors(joined: vector_cache.VectorCache, columns: int) -> vector_cache.VectorCache:
+def delta_vectors(joined: vector_cache.VectorCache, columns: int) -> vector_cache.VectorCache:
     """The delta's own vectors out of a joined cache (the rows after the base's ``columns``)."""
     assert joined.added is not None
     part = slice(columns, None)
@@ -281,7 +281,7 @@ def read_delta(
     live_chunks = base.chunks.chunk_ids[alive]
     vectors = {}
     for embedding_set in layout.embedding_sets:
-        held = base.vectors[_same(base.embedding_sets, embedding_set)]
+        held = base.vectors[same_set(base.embedding_sets, embedding_set)]
         unchanged, present = _live_vectors(con, held, embedding_set)
         live = unchanged & np.isin(held.chunk_ids, live_chunks)
         new = np.setdiff1d(present, held.embedding_ids[live], assume_unique=True)
@@ -344,7 +344,7 @@ def _same_digests(
     return np.fromiter((digests.get(int(i)) == int(d) for i, d in pairs), bool, rows.size)
 
 
-def _same(sets: Sequence[database.EmbeddingSet], wanted: database.EmbeddingSet) -> database.EmbeddingSet:
+def same_set(sets: Sequence[database.EmbeddingSet], wanted: database.EmbeddingSet) -> database.EmbeddingSet:
     return next(s for s in sets if (s.provider, s.model, s.dims) == (wanted.provider, wanted.model, wanted.dims))
 
 
@@ -410,7 +410,7 @@ def _loaded(target: Path, db_path: Path, meta: dict, bases: Callable[[Path], Sna
     alive = np.load(target / "alive.npy")
     vectors = {}
     for i, s in enumerate(sets):
-        held = base.vectors[_same(base.embedding_sets, s)]
+        held = base.vectors[same_set(base.embedding_sets, s)]
         live = np.load(target / f"vectors-{i}" / "alive.npy")
         vectors[s] = held.joined(live, vector_cache.load(target / f"vectors-{i}", db_path), files)
     joined = base.chunks.joined(alive, chunks, files)

@@ -8,16 +8,20 @@ index.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from onetool_code.errors import BadInputError
-from onetool_code.index import database
+from onetool_code.index import database, overlay
 from onetool_code.index.readers import FromIndex, FromSnapshot, Reader
 from onetool_code.index.snapshot import Snapshot
 from onetool_code.schema import Filters
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class View(Protocol):
@@ -36,11 +40,20 @@ class View(Protocol):
 
     def reader(self) -> contextlib.AbstractContextManager[Reader]: ...
 
+    def unembedded(self, vectors: database.EmbeddingSet) -> tuple[str, ...]:
+        """The code of the chunks laid over the index from the checkout that have no vector of this model."""
+        ...
+
+    def embedded(self, vectors: database.EmbeddingSet, matrix: np.ndarray) -> View:
+        """This view with those chunks' vectors (rows of ``matrix``, in ``unembedded``'s order)."""
+        ...
+
 
 @dataclass(frozen=True)
 class SnapshotView:
     snapshot: Snapshot
     notice: str | None
+    laid: overlay.Laid | None = None  # the checkout laid over the snapshot, when it differs from it
 
     @property
     def layout(self) -> database.Layout:
@@ -56,6 +69,15 @@ class SnapshotView:
     @contextlib.contextmanager
     def reader(self) -> Iterator[Reader]:
         yield FromSnapshot(self.snapshot)
+
+    def unembedded(self, vectors: database.EmbeddingSet) -> tuple[str, ...]:
+        return () if self.laid is None else tuple(code for _, code in self.laid.unembedded(vectors))
+
+    def embedded(self, vectors: database.EmbeddingSet, matrix: np.ndarray) -> SnapshotView:
+        assert self.laid is not None
+        ids = [chunk_id for chunk_id, _ in self.laid.unembedded(vectors)]
+        laid = overlay.with_vectors(self.snapshot.db_path, self.laid, vectors, ids, matrix)
+        return dataclasses.replace(self, snapshot=laid.snapshot, laid=laid)
 
 
 @dataclass(frozen=True)
@@ -81,6 +103,13 @@ class FileView:
     def reader(self) -> Iterator[Reader]:
         with database.connect(self.project_root, self.db_path) as con:
             yield FromIndex(con, self.db_path)
+
+    def unembedded(self, vectors: database.EmbeddingSet) -> tuple[str, ...]:
+        """With snapshots off the checkout is not laid over the index."""
+        return ()
+
+    def embedded(self, vectors: database.EmbeddingSet, matrix: np.ndarray) -> FileView:
+        return self
 
 
 def check_languages(present: Sequence[tuple[str, int, int]], filters: Filters) -> None:

@@ -22,9 +22,9 @@ import xxhash
 from onetool_code import advice
 from onetool_code.errors import BadInputError, MissingKeyError
 from onetool_code.indexer import writer
-from onetool_code.indexer.chunker import chunk_file
-from onetool_code.indexer.walk import MAX_FILE_SIZE, SourceFile, read_file, walk
 from onetool_code.progress import Progress
+from onetool_code.project.chunker import chunk_file
+from onetool_code.project.walk import MAX_FILE_SIZE, SourceFile, read_file, walk
 from onetool_code.search.embeddings import embed, missing_key
 from onetool_code.settings import Settings
 from onetool_code.spans import span

@@ -29,8 +29,8 @@ import numpy as np
 
 from onetool_code import index, schema
 from onetool_code.errors import IndexUnreadableError, OneToolCodeError
-from onetool_code.indexer.chunks import Chunk
-from onetool_code.indexer.languages import extension_of
+from onetool_code.project.chunks import Chunk
+from onetool_code.project.languages import extension_of
 from onetool_code.reading import SMALL_FILE, read_regular
 
 if TYPE_CHECKING:

@@ -3,6 +3,7 @@
 The map, in the order a search meets it:
 - ``engine``: one search, start to ranked hits: the index's view, the query vectors, the rankings, the page.
 - ``query_vectors``: the queries' vectors (one embeddings request) and the index's vector set to compare them with.
+- ``overlay_vectors``: the vectors of the chunks laid over the index from the checkout (kept per machine).
 - ``embeddings``: the embeddings request to the provider the index was built with; ``transport`` its HTTP.
 - ``retrieval``: each query's ranked lists as its mode calls for; ``lookup`` the definitions a query names.
 - ``ranking``: pure functions over ranked hits (hybrid fusion, priors, pages); ``reranking`` the reranker.

@@ -57,6 +57,9 @@ def _search(
 ) -> Ranked:
     view.check_languages(request.filters)
     semantic, notice = query_vectors.embedded(settings, request, view, network, shared)
+    if semantic is not None:
+        view, unembedded = query_vectors.with_checkout(settings, view, semantic, network)
+        notice = _joined(notice, unembedded)
     with view.reader() as reader:
         lists = retrieval.ranked(reader, request, semantic, settings.project_root)
     lists, reranked = reranking.reranked(settings, request, lists, network)

@@ -11,7 +11,7 @@ from onetool_code import advice, index
 from onetool_code import settings as config
 from onetool_code.errors import EmbeddingError, MissingKeyError, ModelNotInIndexError, OneToolCodeError
 from onetool_code.request import Request
-from onetool_code.search import embeddings, transport
+from onetool_code.search import embeddings, overlay_vectors, transport
 from onetool_code.settings import Settings
 from onetool_code.spans import note
 
@@ -119,6 +119,14 @@ def embedded(
         note(f"hybrid fell back to lexical: {exc}")
         return None, f"answered by words only (lexical): {_reason(exc, settings)}"
     return Semantic(chosen, vectors), None
+
+
+def with_checkout(
+    settings: Settings, view: index.View, semantic: Semantic, network: transport.Budget
+) -> tuple[index.View, str | None]:
+    """The view with the checkout's laid-over chunks embedded in the model the queries meet
+    (``overlay_vectors``); a notice when they could not be."""
+    return overlay_vectors.joined(settings, view, semantic.embedding_set, network)
 
 
 def _embed(queries: tuple[str, ...], settings: Settings, dims: int, network: transport.Budget) -> np.ndarray:

@@ -19,7 +19,7 @@ from onetool_code.hits import Hit
 from onetool_code.project.placement import file_range
 from onetool_code.project.source import FileText, SourceFiles, Unread
 from onetool_code.request import Request
-from onetool_code.search import engine, query_vectors
+from onetool_code.search import engine, overlay_vectors, query_vectors, transport
 from onetool_code.search.engine import Ranked
 from onetool_code.settings import Settings
 
@@ -49,6 +49,7 @@ def run(settings: Settings, request: Request, file: str, line: int) -> Ranked:
         instead = f"related ranks by stored vectors; search by words instead: {advice.search_in_words()}"
         chosen = query_vectors.embedding_set(view.layout, settings, without=instead)
         view.check_languages(request.filters)
+        view, unembedded = overlay_vectors.joined(settings, view, chosen, transport.Budget(settings.timeout))
         with view.reader() as reader:
             if reader.holding(path, line) is None:
                 raise _not_indexed(path)
@@ -58,7 +59,8 @@ def run(settings: Settings, request: Request, file: str, line: int) -> Ranked:
             depth = request.depth + len(holding)
             listed = reader.semantic(chosen, vector[np.newaxis], request.filters, depth, exact=True)[0]
         around = set(holding)
-        return engine.paged(request, [hit for hit in listed if hit.chunk_id not in around], view.notice)
+        notice = "; ".join(n for n in (view.notice, unembedded) if n) or None
+        return engine.paged(request, [hit for hit in listed if hit.chunk_id not in around], notice)
 
     return index.open(settings).search(like)
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 
-from onetool_code.indexer.chunks import Chunk, make_chunk, split
-from onetool_code.indexer.text import line_spans, merged_chunks, paragraphs
+from onetool_code.project.chunks import Chunk, make_chunk, split
+from onetool_code.project.text import line_spans, merged_chunks, paragraphs
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*#*[ \t]*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from onetool_code import schema
-from onetool_code.indexer.chunker import chunk_file
-from onetool_code.indexer.chunks import MAX_NON_WHITESPACE, Chunk, split, weight
-from onetool_code.indexer.languages import language_for
-from onetool_code.indexer.walk import walk
+from onetool_code.project.chunker import chunk_file
+from onetool_code.project.chunks import MAX_NON_WHITESPACE, Chunk, split, weight
+from onetool_code.project.languages import language_for
+from onetool_code.project.walk import walk
 
 SAMPLE = Path(__file__).resolve().parents[2] / "fixtures" / "project"
 

@@ -7,7 +7,7 @@ exact line numbers, if without definition boundaries.
 
 from __future__ import annotations
 
-from onetool_code.indexer.chunks import MERGE_LIMIT, Chunk, make_chunk, split, weight
+from onetool_code.project.chunks import MERGE_LIMIT, Chunk, make_chunk, split, weight
 
 
 def line_spans(data: bytes) -> list[tuple[int, int]]:

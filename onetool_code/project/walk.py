@@ -17,10 +17,10 @@ import re
 import stat
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
-from onetool_code.indexer.ignore import IgnoreRules
-from onetool_code.indexer.languages import CONFIG_LANGUAGES, CONFIG_SIZE_LIMIT, UNSUPPORTED, language_for
+from onetool_code.project.ignore import IgnoreRules
+from onetool_code.project.languages import CONFIG_LANGUAGES, CONFIG_SIZE_LIMIT, UNSUPPORTED, language_named
 from onetool_code.reading import SMALL_FILE, read_regular
 
 # ChunkHound 6.1.0 skips files over 10 MiB (``indexing.max_file_size_mb``).
@@ -42,6 +42,7 @@ DEFAULT_EXCLUDES: tuple[str, ...] = (
 
 _DEFAULT_RULES = IgnoreRules().with_lines("", DEFAULT_EXCLUDES)
 _IGNORE_FILE = ".gitignore"
+_VENV_MARKER = "pyvenv.cfg"
 
 # A generated file says so near its top: Go's "Code generated ... DO NOT EDIT.", protoc, Bazel, JS tooling.
 _GENERATED_MARKER = re.compile(
@@ -71,6 +72,9 @@ class SourceFile:
 class WalkResult:
     files: list[SourceFile] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
+    # Every directory walked, with its mtime (ns) before it was listed: a checkout kept between searches walks
+    # again when one changes (``drift``).
+    directories: list[tuple[str, int]] = field(default_factory=list)
 
 
 def walk(root: Path, *, exclude: frozenset[Path] = frozenset(), max_file_size: int = MAX_FILE_SIZE) -> WalkResult:
@@ -83,7 +87,7 @@ def walk(root: Path, *, exclude: frozenset[Path] = frozenset(), max_file_size: i
     for extra in (root / ".git" / "info" / "exclude", root / ".chignore"):
         rules = rules.with_lines("", _read_lines(extra))
     info = root.stat()
-    walker.directory(root, "", rules, ((info.st_dev, info.st_ino),))
+    walker.directory(root, "", rules, ((info.st_dev, info.st_ino),), info.st_mtime_ns)
     walker.result.files.sort(key=lambda f: f.rel)
     return walker.result
 
@@ -100,16 +104,27 @@ class _Walker:
         self.result.skipped[reason] += 1
 
     def directory(
-        self, directory: Path, rel_dir: str, rules: IgnoreRules, ancestors: tuple[tuple[int, int], ...]
+        self,
+        directory: Path,
+        rel_dir: str,
+        rules: IgnoreRules,
+        ancestors: tuple[tuple[int, int], ...],
+        mtime_ns: int,
     ) -> None:
         self.visited.add(ancestors[-1])
-        rules = rules.with_lines(rel_dir, _read_lines(directory / _IGNORE_FILE))
+        self.result.directories.append((str(directory), mtime_ns))  # as stated before it is listed
         try:
             with os.scandir(directory) as scan:
                 entries = sorted(scan, key=lambda e: e.name)
         except OSError:
             self.skip("unreadable directory")
             return
+        # The listing says which rule files and markers are there: no failed open per directory (Django: 3,232).
+        present = {entry.name: entry for entry in entries if entry.name in (_IGNORE_FILE, _VENV_MARKER)}
+        if rel_dir and _VENV_MARKER in present and _regular(present[_VENV_MARKER]):
+            return  # a virtual environment
+        if _IGNORE_FILE in present:
+            rules = rules.with_lines(rel_dir, _read_lines(directory / _IGNORE_FILE))
         for entry in entries:
             if not _utf8(entry.name):
                 # The index stores paths as UTF-8 text; ChunkHound 6.1.0 skips such names too.
@@ -120,39 +135,40 @@ class _Walker:
                 info = entry.stat()  # follows links
             except OSError as exc:
                 # A dangling link or a link loop: count it when it could be something we would index.
-                if entry.is_symlink() or language_for(PurePosixPath(entry.name)) is not None:
+                if entry.is_symlink() or language_named(entry.name) is not None:
                     self.skip("symlink loop" if exc.errno == errno.ELOOP else "unreadable")
                 continue
             if stat.S_ISDIR(info.st_mode):
-                self.subdirectory(Path(entry.path), rel, rules, ancestors, info, entry.is_symlink())
+                self.subdirectory(entry.path, rel, rules, ancestors, info, entry.is_symlink())
             else:
-                self.file(Path(entry.path), rel, rules, info)
+                self.file(entry.path, rel, rules, info)
 
     def subdirectory(
         self,
-        path: Path,
+        path: str,
         rel: str,
         rules: IgnoreRules,
         ancestors: tuple[tuple[int, int], ...],
         info: os.stat_result,
         is_link: bool,
     ) -> None:
-        if _DEFAULT_RULES.ignored(rel, True) or rules.ignored(rel, True) or (path / "pyvenv.cfg").is_file():
+        if _DEFAULT_RULES.ignored(rel, True) or rules.ignored(rel, True):
             return
         key = (info.st_dev, info.st_ino)
         if key in ancestors:
             self.skip("symlink loop")
         elif key in self.visited:
             self.skip("symlink to a directory already indexed")
-        elif is_link and not path.resolve().is_relative_to(self.root):
+        elif is_link and not Path(path).resolve().is_relative_to(self.root):
             self.skip("symlink outside the project")
         else:
-            self.directory(path, rel, rules, (*ancestors, key))
+            self.directory(Path(path), rel, rules, (*ancestors, key), info.st_mtime_ns)
 
-    def file(self, path: Path, rel: str, rules: IgnoreRules, info: os.stat_result) -> None:
-        language = language_for(PurePosixPath(rel))
+    def file(self, where: str, rel: str, rules: IgnoreRules, info: os.stat_result) -> None:
+        language = language_named(rel.rpartition("/")[2])
         if language is None or _DEFAULT_RULES.ignored(rel, False) or rules.ignored(rel, False):
             return
+        path = Path(where)
         if path in self.exclude:
             return
         if not stat.S_ISREG(info.st_mode):
@@ -163,6 +179,13 @@ class _Walker:
             self.skip("too large")
         else:
             self.result.files.append(SourceFile(path, rel, language, info.st_size, info.st_mtime))
+
+
+def _regular(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_file()
+    except OSError:
+        return False
 
 
 def _utf8(name: str) -> bool:

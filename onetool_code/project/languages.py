@@ -71,10 +71,16 @@ _EXTENSIONS: dict[str, str] = {
 
 def language_for(path: PurePath) -> str | None:
     """ChunkHound's language name for a file, or None when ChunkHound would not index it."""
-    name = path.name.lower()
-    if name in _FILENAMES:
-        return _FILENAMES[name]
-    return _EXTENSIONS.get(path.suffix.lower())
+    return language_named(path.name)
+
+
+def language_named(name: str) -> str | None:
+    """``language_for`` of a file's name: a walk meets thousands, and a path object each cost more than the rest."""
+    lower = name.lower()
+    if lower in _FILENAMES:
+        return _FILENAMES[lower]
+    dot = lower.rfind(".")
+    return _EXTENSIONS.get(lower[dot:]) if 0 < dot < len(lower) - 1 else None
 
 
 def extension_of(path: PurePath) -> str | None:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from onetool_code.indexer.ignore import IgnoreRules
-from onetool_code.indexer.languages import extension_of, language_for
-from onetool_code.indexer.walk import check_content, read_file, walk
+from onetool_code.project.ignore import IgnoreRules
+from onetool_code.project.languages import extension_of, language_for
+from onetool_code.project.walk import check_content, read_file, walk
 
 
 def write(root: Path, rel: str, text: str | bytes = "x = 1\n") -> Path:

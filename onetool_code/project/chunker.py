@@ -25,11 +25,11 @@ import functools
 import re
 from typing import TYPE_CHECKING
 
-from onetool_code.indexer.chunks import MERGE_LIMIT, Chunk, make_chunk, split, weight
-from onetool_code.indexer.markdown import chunk_markdown
-from onetool_code.indexer.syntax import SYNTAXES, Item, Role, Scope, Syntax
-from onetool_code.indexer.text import chunk_text
+from onetool_code.project.chunks import MERGE_LIMIT, Chunk, make_chunk, split, weight
+from onetool_code.project.markdown import chunk_markdown
 from onetool_code.project.source import decode
+from onetool_code.project.syntax import SYNTAXES, Item, Role, Scope, Syntax
+from onetool_code.project.text import chunk_text
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser

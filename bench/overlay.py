@@ -1,0 +1,158 @@
+"""What searching the checkout over its index costs (issue 37), on Django 5.1.4 as ChunkHound indexed it.
+
+Why: every search first asks how far the checkout is from its index, and lays the changed files over it. The
+issue's targets: the no-change check adds at most 10% to a warm default search; a 50-file overlay at most 2x a warm
+search; an edit is found by the first search after it is saved.
+
+The corpus is never written: the edits go to a copy of its checkout made of hard links (each edited file is
+written anew and renamed over its link, so the corpus's inode is untouched), and the bench points the index's
+kept checkout at the copy. Timed in one process, warm (the snapshot read once), hybrid with the test embeddings
+server in this process (``bench/hybrid_speed.py``), each row the median over the queries of the median of runs:
+
+- today: the search without the overlay (its check replaced by nothing);
+- no change: the same search with the check;
+- a 1-, 50- and 500-file overlay (each file edited: a function appended), warm, and the first search after the
+  edit (the overlay made);
+- the first search after one more save, with the 50-file overlay warm: its time, and whether the saved
+  function is the first hit for its name.
+
+Set the corpus up first (``bench/django_corpus.py``). Run from the repository root::
+
+    .venv-test/bin/python bench/overlay.py [--runs 5] [--queries 10]
+
+It prints Markdown and asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+sys.path.insert(0, str(REPO / "tests"))
+
+import django_corpus  # noqa: E402
+import hybrid_speed  # noqa: E402
+
+from onetool_code import api, settings  # noqa: E402
+from onetool_code.index import overlay  # noqa: E402
+from onetool_code.project.drift import Checkout, drift  # noqa: E402
+
+
+def _median_ms(runs: int, queries: Sequence[str], search: Callable[[str], object]) -> float:
+    per_query = []
+    for query in queries:
+        times = []
+        for _ in range(runs):
+            start = time.perf_counter()
+            search(query)
+            times.append(time.perf_counter() - start)
+        per_query.append(statistics.median(times))
+    return statistics.median(per_query) * 1000
+
+
+def _edit(path: Path, name: str) -> None:
+    """Append a function, written anew and renamed over the hard link (the corpus's inode stays as it was)."""
+    text = path.read_bytes() + f"\n\ndef {name}(attempt):\n    return attempt * 0.5\n".encode()
+    fresh = path.with_name(path.name + ".overlay-bench")
+    fresh.write_bytes(text)
+    fresh.replace(path)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--queries", type=int, default=10)
+    args = parser.parse_args()
+    root = django_corpus.cache_dir() / f"django-{django_corpus.VERSION}"
+    if not (root / ".chunkhound").is_dir():
+        sys.exit(f"no Django index at {root}: run bench/django_corpus.py first")
+    resolved = settings.resolve(path=str(root))
+    queries = [q["query"] for q in json.loads((REPO / "bench" / "scale_queries.json").read_text())["queries"]]
+    queries = queries[: args.queries]
+    sources = sorted(p for p in root.rglob("*.py") if ".chunkhound" not in p.parts and "tests" not in p.parts)
+    rows: list[tuple[str, float, str]] = []
+    with hybrid_speed.dense_server() as server, tempfile.TemporaryDirectory(prefix="overlay-bench-") as scratch:
+
+        def search(query: str) -> dict:
+            return api.run_search(query=query, path=str(root), base_url=server.base_url, format="json")
+
+        for query in queries:
+            search(query)  # warm: the snapshot read once, the query vectors' client made
+        laid = overlay.laid
+        overlay.laid = lambda project_root, db_path, snapshot: overlay.Laid(snapshot)
+        today = _median_ms(args.runs, queries, search)
+        overlay.laid = laid
+        rows.append(("warm hybrid search, no overlay (today)", today, ""))
+        rows.append(("warm hybrid search with the check, no change", *_against(args, queries, search, today)))
+        kept = overlay.checkout(resolved.project_root, resolved.db_path)
+        assert kept is not None
+        files = _files(resolved)
+        check = _median_ms(args.runs * 4, ["-"], lambda _: drift(kept, files))
+        rows.append(("the no-change check alone (kept walk: stats)", check, f"{check / today:.0%} of today's search"))
+        fresh = _median_ms(1, ["-"], lambda _: drift(Checkout(root, kept.exclude), files))
+        rows.append(("the first check in a process (a walk)", fresh, ""))
+
+        copy = Path(scratch) / "django"
+        subprocess.run(["cp", "-al", str(root), str(copy)], check=True)
+        shutil.rmtree(copy / ".chunkhound")
+        overlay._checkouts[(resolved.project_root, resolved.db_path)] = Checkout(copy, kept.exclude)
+        step = max(1, len(sources) // 500)
+        chosen = [copy / p.relative_to(root) for p in sources[::step]][:500]
+        done = 0
+        run = int(time.time())  # new code each run: its vectors are not in the machine's cache yet
+        for size in (1, 50, 500):
+            for i in range(done, size):
+                _edit(chosen[i], f"overlay_bench_added_{run}_{i}")
+            done = size
+            start = time.perf_counter()
+            search(queries[0])
+            first = (time.perf_counter() - start) * 1000
+            rows.append((f"{size}-file overlay: first search after the edits", first, f"{first / today:.2f}x"))
+            rows.append((f"{size}-file overlay: warm", *_against(args, queries, search, today)))
+            if size == 50:
+                _edit(chosen[0], f"overlay_bench_saved_{run}")
+                start = time.perf_counter()
+                answer = search(f"overlay_bench_saved_{run}")
+                saved = (time.perf_counter() - start) * 1000
+                top = answer["results"][0]["file_path"] if answer.get("results") else None
+                found = f"top hit {top}" if top else "not found"
+                rows.append(
+                    ("50-file overlay: first search after one more save", saved, f"{saved / today:.2f}x; {found}")
+                )
+    print(f"Django 5.1.4 ({root}): {len(files):,} indexed files; {len(queries)} queries, median of {args.runs}\n")
+    print("| step | median ms | against today |")
+    print("|---|---:|---|")
+    for label, ms, note in rows:
+        print(f"| {label} | {ms:.1f} | {note} |")
+
+
+def _against(
+    args: argparse.Namespace, queries: Sequence[str], search: Callable[[str], object], today: float
+) -> tuple[float, str]:
+    took = _median_ms(args.runs, queries, search)
+    return took, f"{took / today:.2f}x"
+
+
+def _files(resolved: settings.Settings) -> Sequence:
+    from onetool_code import index
+
+    def read(view: index.View) -> Sequence:
+        with view.reader() as reader:
+            return reader.files()
+
+    return index.open(resolved).search(read)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,117 @@
+"""The checkout over its index: a file changed, added or deleted since indexing answers as it is now, by words,
+names and regex, in search, related and usages, with no indexer run (the sample project, our indexer's index)."""
+
+from __future__ import annotations
+
+from conftest import ranked
+
+import onetool_code
+
+NEW_FUNCTION = "\n\ndef jittered_pause_for_attempt(attempt: int) -> float:\n    return attempt * 0.5\n"
+
+
+def _paths(hits) -> list[str]:
+    return [hit.file_path for hit in hits]
+
+
+def test_an_edit_is_found_by_its_name_at_its_new_lines(project):
+    retry = project.root / "src/bookshelf/retry.py"
+    old = retry.read_text()
+    retry.write_text("# moved down\n" * 5 + old + NEW_FUNCTION)
+
+    hits = ranked(project.root, project.base_url, "jittered_pause_for_attempt", mode="lexical").hits
+    top = hits[0]
+    assert (top.file_path, top.symbol) == ("src/bookshelf/retry.py", "jittered_pause_for_attempt")
+    lines = retry.read_text().splitlines()
+    assert lines[top.start_line - 1].startswith("def jittered_pause_for_attempt")
+    moved = ranked(project.root, project.base_url, "backoff_delays", mode="hybrid").hits[0]
+    assert lines[moved.start_line - 1].startswith("def backoff_delays")  # 5 lines down, as the file is now
+    assert project.digest() == project.digest()
+
+
+def test_a_deleted_file_never_answers(project):
+    store = project.root / "services/catalog/store.go"
+    assert "services/catalog/store.go" in _paths(ranked(project.root, project.base_url, "store", mode="lexical").hits)
+    store.unlink()
+    for mode in ("lexical", "hybrid", "semantic", "regex"):
+        query = "func" if mode == "regex" else "catalog store"
+        assert "services/catalog/store.go" not in _paths(ranked(project.root, project.base_url, query, mode=mode).hits)
+
+
+def test_a_new_file_answers_by_words_names_and_regex_and_the_answer_says_so(project):
+    (project.root / "src/bookshelf/shelves.py").write_text(
+        "def count_empty_shelves(shelves: list) -> int:\n    return sum(1 for s in shelves if not s)\n"
+    )
+    for mode, query in (("lexical", "count_empty_shelves"), ("hybrid", "count_empty_shelves"),
+                        ("regex", r"def count_empty_\w+")):  # fmt: skip
+        found = ranked(project.root, project.base_url, query, mode=mode)
+        assert found.hits[0].file_path == "src/bookshelf/shelves.py", mode
+        assert "1 new" in (found.notice or ""), mode
+
+
+def test_usages_and_related_see_the_checkout(project):
+    retry = project.root / "src/bookshelf/retry.py"
+    retry.write_text(retry.read_text() + "\n\ndef uses_twice():\n    return backoff_delays(), backoff_delays()\n")
+    (project.root / "src/bookshelf/more.py").write_text("from .retry import backoff_delays\n\nbackoff_delays()\n")
+
+    found = onetool_code.usages(name="backoff_delays", path=str(project.root), format="json")
+    by_file = {f["path"]: f for f in found["files"]}
+    assert "src/bookshelf/more.py" in by_file
+    related = onetool_code.related(file="src/bookshelf/more.py", line=3, path=str(project.root), format="json")
+    assert (
+        related
+    )  # the new file's chunk is held: related answers (or says it has no vector) rather than "not in the index"
+
+
+def test_status_reports_the_checkout(project):
+    assert "Checkout: as indexed" in onetool_code.status(path=str(project.root))
+    (project.root / "src/bookshelf/shelves.py").write_text("def count_shelves() -> int:\n    return 3\n")
+    (project.root / "services/catalog/store.go").unlink()
+
+    text = onetool_code.status(path=str(project.root))
+    data = onetool_code.status(path=str(project.root), format="json")
+
+    assert "Checkout: 0 changed, 1 new, 1 deleted since indexing" in text
+    assert data["checkout"]["new"] == ["src/bookshelf/shelves.py"]
+    assert data["checkout"]["deleted"] == ["services/catalog/store.go"]
+
+
+def test_a_new_function_is_found_by_a_description_of_it(project, server):
+    """Its chunk is embedded with the index's model (the test server's vectors), once per machine."""
+    (project.root / "src/bookshelf/shelving.py").write_text(
+        "def weigh_parcels_on_the_loading_dock(parcels):\n"
+        '    """Weigh every parcel waiting on the loading dock and total the kilograms."""\n'
+        "    return sum(parcel.kilograms for parcel in parcels)\n"
+    )
+    description = "weigh parcels waiting on the loading dock, total kilograms"
+    before = len(server.requests)
+    found = ranked(project.root, project.base_url, description, mode="semantic")
+    assert found.hits[0].file_path == "src/bookshelf/shelving.py"
+    assert "ranked by words" not in (found.notice or "")
+    asked = len(server.requests) - before
+    assert asked == 2  # the query, and the new chunk in one request
+
+    overlay_reset()  # a new process: the vector is read back from the machine's cache, not asked again
+    again = ranked(project.root, project.base_url, description, mode="semantic")
+    assert again.hits[0].file_path == "src/bookshelf/shelving.py"
+    assert len(server.requests) - before == asked + 1  # the query alone
+
+    hybrid = ranked(project.root, project.base_url, description)
+    assert hybrid.hits[0].file_path == "src/bookshelf/shelving.py"
+    related = onetool_code.related(file="src/bookshelf/shelving.py", line=3, path=str(project.root),
+                                   base_url=project.base_url, format="json")  # fmt: skip
+    assert "results" in related, related
+
+
+def test_without_the_provider_the_checkout_ranks_by_words_and_says_so(project):
+    (project.root / "src/bookshelf/shelving.py").write_text("def weigh_parcels(parcels):\n    return len(parcels)\n")
+    refused = "http://127.0.0.1:9/v1"
+    found = ranked(project.root, refused, "weigh_parcels", mode="hybrid")
+    assert found.hits[0].file_path == "src/bookshelf/shelving.py"
+    assert "words" in found.notice
+
+
+def overlay_reset() -> None:
+    from onetool_code import index
+
+    index.reset()
