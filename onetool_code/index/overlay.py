@@ -25,7 +25,7 @@ import numpy as np
 
 from onetool_code import published
 from onetool_code.hits import FileRow
-from onetool_code.index import rows, vector_cache
+from onetool_code.index import quantised, rows, vector_cache
 from onetool_code.index.attributes import Attributes
 from onetool_code.index.database import EmbeddingSet
 from onetool_code.index.snapshot import Snapshot, delta_vectors, same_set
@@ -287,7 +287,11 @@ def _taken(cache: vector_cache.VectorCache, keep: np.ndarray) -> vector_cache.Ve
     attributes = cache.attributes
     return dataclasses.replace(
         cache,
-        matrix=np.asarray(cache.matrix)[:, keep],
+        matrix=np.asarray(cache.matrix)[keep],
+        codes=np.asarray(cache.codes)[keep],
+        scales=np.asarray(cache.scales)[keep],
+        residuals=np.asarray(cache.residuals)[keep],
+        spans=np.asarray(cache.spans)[keep],
         added=None,
         chunk_ids=cache.chunk_ids[keep],
         embedding_ids=cache.embedding_ids[keep],
@@ -311,7 +315,8 @@ def _appended(
     delta = snapshot.delta
     rows_of = np.searchsorted(delta.chunk_ids, np.asarray(chunk_ids, np.int64))
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    columns = np.ascontiguousarray((matrix / np.where(norms == 0, 1, norms)).T, dtype=np.float32)
+    units = np.ascontiguousarray(matrix / np.where(norms == 0, 1, norms), dtype=np.float32)
+    codes, scales, residuals, spans = quantised.encode(units)
     count = len(chunk_ids)
     before = held.chunk_ids.size
     starts = np.asarray(delta.start_lines)[rows_of]
@@ -322,10 +327,13 @@ def _appended(
         alive=None,
     )
     everything = np.ones(before, bool) if held.attributes.alive is None else np.asarray(held.attributes.alive)
-    added = columns if held.added is None else np.concatenate([held.added, columns], axis=1)
     return dataclasses.replace(
         held,
-        added=added,
+        added=units if held.added is None else np.concatenate([held.added, units]),
+        added_codes=codes if held.added_codes is None else np.concatenate([held.added_codes, codes]),
+        scales=np.concatenate([held.scales, scales]),
+        residuals=np.concatenate([held.residuals, residuals]),
+        spans=np.concatenate([held.spans, spans]),
         chunk_ids=np.concatenate([held.chunk_ids, np.asarray(chunk_ids, np.int64)]),
         embedding_ids=np.concatenate([held.embedding_ids, -np.asarray(chunk_ids, np.int64)]),  # none in the index
         places=np.concatenate([held.places, np.full(count, -1, np.int64)]),
