@@ -74,9 +74,11 @@ class _Notice:
     def __init__(self, index: Path, stream: TextIO) -> None:
         self.index = index
         self.stream = stream
+        self.told = False
 
     def __call__(self, what: str, done: int, total: int) -> None:
-        if what == CHUNKS and total >= NOTICE_CHUNKS:
+        if what == CHUNKS and total >= NOTICE_CHUNKS and not self.told:  # told as the read goes on, too
+            self.told = True
             self.stream.write(
                 f"reading the index {self.index} for the first time ({total:,} chunks): this takes a moment, once\n"
             )

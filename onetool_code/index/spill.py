@@ -83,10 +83,13 @@ def rows_of(array: np.ndarray, rows: np.ndarray) -> np.ndarray:
     name = getattr(array, "filename", None)
     if not (isinstance(array, np.memmap) and isinstance(mapping, mmap.mmap) and name and array.flags.c_contiguous):
         return np.asarray(array[rows])
+    try:
+        descriptor = os.open(name, os.O_RDONLY)
+    except FileNotFoundError:  # the snapshot was superseded and removed meanwhile: its mapping still reads
+        return np.asarray(array[rows])
     width = array.strides[0]
     out = np.empty((rows.size, *array.shape[1:]), dtype=array.dtype)
     view = memoryview(out.reshape(-1).view(np.uint8))
-    descriptor = os.open(name, os.O_RDONLY)
     try:
         for k, row in enumerate(rows.tolist()):
             os.preadv(descriptor, [view[k * width : (k + 1) * width]], array.offset + row * width)

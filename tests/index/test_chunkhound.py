@@ -168,6 +168,8 @@ def _line_of(path, needle):
 
 
 def test_a_file_edited_after_indexing_shows_the_right_lines_and_says_what_happened(edited_project):
+    """Snapshots off, the index answers as it was, each result saying what happened to its lines; by default the
+    checkout is laid over it: the edited file answers as it is now, and the deleted one not at all."""
     config = edited_project.root / "src" / "bookshelf" / "config.py"
     lines = config.read_text().split("\n")
     edited = _line_of(config, "(or JSON) configuration file")
@@ -175,7 +177,7 @@ def test_a_file_edited_after_indexing_shows_the_right_lines_and_says_what_happen
         definition = _line_of(config, f"def {query}(")
         (item,) = [
             i
-            for i in _items(edited_project, query, "lexical")
+            for i in _items(edited_project, query, "lexical", cache=False)
             if i["file_path"] == "src/bookshelf/config.py" and i["start_line"] <= definition <= i["end_line"]
         ]
         # A result says the most that happened to its lines: the edit, when it holds the edited line.
@@ -184,12 +186,21 @@ def test_a_file_edited_after_indexing_shows_the_right_lines_and_says_what_happen
         note = "changed since indexing: 1 of " if changed else "moved since indexing (indexed at "
         assert item["note"].startswith(note) and definition in item["match_lines"]
         assert all(query in lines[n - 1] for n in item["match_lines"])
-    hits = ranked(edited_project.root, edited_project.base_url, "DefaultBackoff", mode="lexical", include="retry.go")
-    items = _items(edited_project, "DefaultBackoff", "lexical", include="retry.go")
+        (now,) = [
+            i
+            for i in _items(edited_project, query, "lexical")
+            if i["file_path"] == "src/bookshelf/config.py" and i["start_line"] <= definition <= i["end_line"]
+        ]
+        assert "note" not in now and definition in now["match_lines"]
+    hits = ranked(
+        edited_project.root, edited_project.base_url, "DefaultBackoff", mode="lexical", include="retry.go", cache=False
+    )
+    items = _items(edited_project, "DefaultBackoff", "lexical", include="retry.go", cache=False)
     assert items and all(i["note"] == "deleted since indexing; showing the indexed code" for i in items)
     assert {(i["start_line"], i["end_line"]) for i in items} <= {(h.start_line, h.end_line) for h in hits.hits} | {
         (min(h.start_line for h in hits.hits), max(h.end_line for h in hits.hits))
     }
+    assert not _items(edited_project, "DefaultBackoff", "lexical", include="retry.go")
 
 
 # -- several agents beside a running indexer (issue 12) --------------------------------------------------------
