@@ -136,10 +136,15 @@ def drift(checkout: Checkout, indexed: Sequence[FileRow]) -> Drift:
     changed: list[SourceFile] = []
     new: list[SourceFile] = []
     present: set[str] = set()
+    root = checkout.root
+    real_root = Path(os.path.realpath(root))
     for source in checkout.files():
         state = rows.get(source.rel)
         if state is None:
-            if checkout.digest(source) is not None:  # binary, generated or minified: ChunkHound skips it too
+            # ChunkHound 6.1.0 indexes no file reached through a symlink (serde's ``serde/src/core`` link to
+            # ``serde_core/src`` is not in its index, its target is): such a file is not new, it is elsewhere.
+            linked = Path(os.path.realpath(source.path)) != real_root / source.rel
+            if not linked and checkout.digest(source) is not None:  # binary, generated, minified: skipped too
                 new.append(source)
             continue
         present.add(source.rel)
@@ -152,7 +157,6 @@ def drift(checkout: Checkout, indexed: Sequence[FileRow]) -> Drift:
     # A row the walk did not meet is deleted only when its file is gone: ChunkHound indexes some files our walk
     # skips (PDFs, big JSON), and it keeps those until they go.
     # Gone means no entry at all: a FIFO or a link to a device where a file was is noted when a hit is read.
-    root = checkout.root
     deleted = sorted(path for path in rows if path not in present and not os.path.lexists(root / path))
     return Drift(
         tuple(s.rel for s in changed),

@@ -65,3 +65,12 @@ def test_an_edit_in_place_is_seen_by_the_next_check_without_a_walk(project):
     (folder / "deep").mkdir()
     (folder / "deep" / "nested.py").write_text("def nested() -> None:\n    pass\n")
     assert drift(checkout, rows).new == ("src/bookshelf/deep/nested.py",)
+
+
+def test_files_reached_through_a_symlink_are_not_new(project):
+    """ChunkHound 6.1.0 indexes no file reached through a link (serde links ``serde/src/core`` to
+    ``serde_core/src``): laid over the index, such files would answer twice."""
+    (project.root / "src" / "linked").symlink_to(project.root / "src" / "bookshelf", target_is_directory=True)
+    (project.root / "README-link.md").symlink_to(project.root / "services" / "catalog" / "store.go")
+    found = drift(Checkout(project.root, frozenset()), _rows(project.db))
+    assert found.files == 0, found
