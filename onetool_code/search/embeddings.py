@@ -18,7 +18,6 @@ stopped local server costs hybrid nothing. An answer is read up to ``answer_limi
 
 from __future__ import annotations
 
-import atexit
 import base64
 import contextlib
 import hashlib
@@ -135,8 +134,7 @@ def _server_dims(settings: Settings) -> int | None:
     return None if settings.client_side_truncation else settings.output_dims
 
 
-_clients: dict[tuple[str | None, str], Any] = {}
-_clients_lock = threading.Lock()
+_clients = transport.Clients()
 BACKOFF_SECONDS = (0.5, 1.0)  # before the first and the second retry
 
 
@@ -160,7 +158,7 @@ def _openai_request(
                 return client.embeddings.create(model=settings.model, input=texts, timeout=timeout, **extra)
 
         try:
-            response = transport.within(deadline, create, lambda: _discard(slot))
+            response = transport.within(deadline, create, lambda: _clients.discard(slot))
             break
         except (Stalled, openai.APITimeoutError) as exc:
             raise _timed_out(where, settings, attempts) from exc
@@ -192,32 +190,16 @@ def _openai_request(
 
 
 def _client(slot: tuple[str | None, str], key: str) -> Any:
-    """The process's client for this server and key (the key is kept by its hash, not as a dict key). Its HTTP
-    client is ours, to read answers up to their bound; unlike the one ``openai`` makes, it is not closed when
-    dropped, so ``_discard`` and ``_close_all`` close it."""
+    """The process's client for this server and key (the key is kept by its hash, not as a slot). Its HTTP client
+    is ours, to read answers up to their bound; unlike the one ``openai`` makes, it is not closed when dropped, so
+    the pool closes it."""
     import openai
 
-    with _clients_lock:
-        client = _clients.get(slot)
-        if client is None:
-            http = openai.DefaultHttpxClient(event_hooks={"response": [transport.read_bounded]})
-            client = _clients[slot] = openai.OpenAI(api_key=key, base_url=slot[0], max_retries=0, http_client=http)
-        return client
+    def make() -> Any:
+        http = openai.DefaultHttpxClient(event_hooks={"response": [transport.read_bounded]})
+        return openai.OpenAI(api_key=key, base_url=slot[0], max_retries=0, http_client=http)
 
-
-def _discard(slot: tuple[str | None, str]) -> None:
-    """Close the client of a server that stalled a request (``transport.within``); the next builds a new one."""
-    with _clients_lock:
-        client = _clients.pop(slot, None)
-    if client is not None:
-        client.close()
-
-
-@atexit.register
-def _close_all() -> None:
-    """Else the interpreter warns of open sockets at exit."""
-    for slot in list(_clients):
-        _discard(slot)
+    return _clients.get(slot, make)
 
 
 def _timed_out(where: str, settings: Settings, attempts: int) -> EmbeddingError:

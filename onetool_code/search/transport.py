@@ -21,7 +21,7 @@ import atexit
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextvars import ContextVar
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -164,8 +164,39 @@ def origin(url: str) -> tuple[str, str, int | None]:
     return parts.scheme, parts.hostname or "", parts.port
 
 
-_clients: dict[tuple[str, str, int | None], Any] = {}
-_clients_lock = threading.Lock()
+class Clients:
+    """The process's clients, one per slot (a server, or a server and a key): kept across searches, closed when a
+    request of theirs stalls (the next request builds a new one) and at exit, else the interpreter warns of open
+    sockets."""
+
+    def __init__(self) -> None:
+        self._held: dict[Hashable, Any] = {}
+        self._lock = threading.Lock()
+        atexit.register(self.close_all)
+
+    def get(self, slot: Hashable, make: Callable[[], Any]) -> Any:
+        with self._lock:
+            client = self._held.get(slot)
+            if client is None:
+                client = self._held[slot] = make()
+            return client
+
+    def discard(self, slot: Hashable) -> None:
+        with self._lock:
+            client = self._held.pop(slot, None)
+        if client is not None:
+            client.close()
+
+    def close_all(self) -> None:
+        for slot in self.slots():
+            self.discard(slot)
+
+    def slots(self) -> list[Hashable]:
+        with self._lock:
+            return list(self._held)
+
+
+_clients = Clients()
 
 
 def post(url: str, *, deadline: float, limit: int = ANSWER_BYTES, **options: Any) -> Any:
@@ -179,30 +210,11 @@ def post(url: str, *, deadline: float, limit: int = ANSWER_BYTES, **options: Any
         with bounded(limit):
             return client.post(url, timeout=timeout, **options)
 
-    return within(deadline, send, lambda: discard(slot))
+    return within(deadline, send, lambda: _clients.discard(slot))
 
 
 def _client(slot: tuple[str, str, int | None]) -> Any:
     """The process's ``httpx`` client for one server (VoyageAI and the rerankers; the key travels per request)."""
     import httpx
 
-    with _clients_lock:
-        client = _clients.get(slot)
-        if client is None:
-            client = _clients[slot] = httpx.Client(event_hooks={"response": [read_bounded]})
-        return client
-
-
-def discard(slot: tuple[str, str, int | None]) -> None:
-    """Close a server's client (a request of it stalled); the next request builds a new one."""
-    with _clients_lock:
-        client = _clients.pop(slot, None)
-    if client is not None:
-        client.close()
-
-
-@atexit.register
-def _close_all() -> None:
-    """Else the interpreter warns of open sockets at exit."""
-    for slot in list(_clients):
-        discard(slot)
+    return _clients.get(slot, lambda: httpx.Client(event_hooks={"response": [read_bounded]}))

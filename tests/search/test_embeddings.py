@@ -79,16 +79,15 @@ def test_a_hung_server_costs_the_timeout_not_three_of_them(sample_index, server)
 
 
 def test_one_client_per_server_and_key(sample_index, server, monkeypatch):
-    for slot in list(embeddings._clients):
-        embeddings._discard(slot)
+    embeddings._clients.close_all()
     for _ in range(3):
         search(sample_index, server.base_url)
-    assert len(embeddings._clients) == 1
+    assert len(embeddings._clients.slots()) == 1
     monkeypatch.setenv("CHUNKHOUND_EMBEDDING__API_KEY", "sk-another-key")
     search(sample_index, server.base_url)
     search(sample_index, server.url("flaky500"))
-    assert len(embeddings._clients) == 3
-    assert all("sk-another-key" not in str(slot) for slot in embeddings._clients)
+    assert len(embeddings._clients.slots()) == 3
+    assert all("sk-another-key" not in str(slot) for slot in embeddings._clients.slots())
 
 
 def test_unreachable_server(sample_index):
