@@ -16,6 +16,7 @@ ChunkHound, OneTool subprocesses):
     /fail500/v1/embeddings         500, always
     /flaky500/v1/embeddings        500 on the first request of each distinct body, then vectors
     /slow/v1/embeddings            sleeps ``slow_seconds`` before answering
+    /slowbatch/v1/embeddings       sleeps ``slow_seconds`` before answering more than one input (a query is quick)
     /garbage/v1/embeddings         200 with a body that is not JSON
     /nan/v1/embeddings             vectors whose every other value is NaN (JSON ``NaN``, as Python writes it);
                                    .../rerank: every score NaN
@@ -191,7 +192,7 @@ def _handler(state: EmbeddingsServer) -> type[BaseHTTPRequestHandler]:
                 if first:
                     self._error(500, "The server had an error.", "server_error")
                     return
-            if behaviour == "slow":
+            if behaviour == "slow" or (behaviour == "slowbatch" and len(body.get("input") or ()) > 1):
                 time.sleep(state.slow_seconds)
             if behaviour in ("trickle", "trickle-headers"):
                 self._trickle(behaviour == "trickle-headers")

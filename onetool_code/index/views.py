@@ -44,8 +44,9 @@ class View(Protocol):
         """The code of the chunks laid over the index from the checkout that have no vector of this model."""
         ...
 
-    def embedded(self, vectors: database.EmbeddingSet, matrix: np.ndarray) -> View:
-        """This view with those chunks' vectors (rows of ``matrix``, in ``unembedded``'s order)."""
+    def embedded(self, vectors: database.EmbeddingSet, among: Sequence[int], matrix: np.ndarray) -> View:
+        """This view with vectors for some of those chunks: positions ``among`` in ``unembedded``'s order, their
+        rows of ``matrix`` in the same order."""
         ...
 
 
@@ -73,9 +74,10 @@ class SnapshotView:
     def unembedded(self, vectors: database.EmbeddingSet) -> tuple[str, ...]:
         return () if self.laid is None else tuple(code for _, code in self.laid.unembedded(vectors))
 
-    def embedded(self, vectors: database.EmbeddingSet, matrix: np.ndarray) -> SnapshotView:
+    def embedded(self, vectors: database.EmbeddingSet, among: Sequence[int], matrix: np.ndarray) -> SnapshotView:
         assert self.laid is not None
-        ids = [chunk_id for chunk_id, _ in self.laid.unembedded(vectors)]
+        lacking = self.laid.unembedded(vectors)
+        ids = [lacking[i][0] for i in among]
         laid = overlay.with_vectors(self.snapshot.db_path, self.laid, vectors, ids, matrix)
         return dataclasses.replace(self, snapshot=laid.snapshot, laid=laid)
 

@@ -3,15 +3,18 @@
 
 Each chunk is embedded once per machine: its vector is kept in the cache directory by the model and the xxh3 of
 its code (what ChunkHound sends to the provider is the chunk's code alone), so the next search, or the next
-process, reads it back. The ones not kept go out together (one request up to ``BATCH``), within the search's
-network budget. When the
-provider does not answer, they are ranked by words and names only, and the answer says so.
+process, reads it back. A search sends at most one request, of up to ``BATCH`` chunks, within its network budget:
+a branch far from its index is embedded over a few searches, never by one search that waits on thousands. The
+chunks not embedded yet rank by words and names, and the answer says how many. A provider that failed such a
+request is left alone for ``REST_SECONDS``: a slow one would otherwise hold every search for its whole timeout.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import threading
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -28,31 +31,66 @@ FOLDER = "checkout-vectors"
 # Inputs per request: OpenAI takes at most 2,048 and 300,000 tokens in one; a chunk is at most about 400 tokens
 # (ChunkHound's 1,200 non-whitespace characters).
 BATCH = 500
+REST_SECONDS = 60.0
+
+_failed: dict[Path, float] = {}  # a model's vector folder -> when a request of its checkout chunks last failed
+_failed_lock = threading.Lock()
 
 
 def joined(
     settings: Settings, view: index.View, chosen: index.EmbeddingSet, network: transport.Budget
 ) -> tuple[index.View, str | None]:
-    """``view`` with its laid-over chunks' vectors of ``chosen``; a notice instead when they could not be had."""
+    """``view`` with the vectors of ``chosen`` its laid-over chunks have (kept, or embedded now); a notice for
+    those still without one."""
     texts = view.unembedded(chosen)
     if not texts:
         return view, None
     folder = _folder(chosen)
     vectors: list[np.ndarray | None] = [_kept(folder, text, chosen.dims) for text in texts]
     missing = [i for i, vector in enumerate(vectors) if vector is None]
-    if missing:
-        try:
-            model = replace(settings, model=chosen.model)
-            fresh = embeddings.embed([texts[i] for i in missing], model, batch_size=BATCH, budget=network)
-        except (MissingKeyError, EmbeddingError) as exc:
-            note(f"the checkout's changed chunks were not embedded: {exc}")
-            return view, "their meaning is not in the index and could not be embedded now: ranked by words and names"
-        if fresh.shape[1] != chosen.dims:
-            return view, f"their vectors came back with {fresh.shape[1]} dimensions, not the index's {chosen.dims}"
-        for i, vector in zip(missing, fresh, strict=True):
-            vectors[i] = vector
-            _keep(folder, texts[i], vector)
-    return view.embedded(chosen, np.stack(vectors)), None  # type: ignore[arg-type]
+    failure = _embed(settings, chosen, folder, [(i, texts[i]) for i in missing[:BATCH]], vectors, network)
+    found = [i for i, vector in enumerate(vectors) if vector is not None]
+    if found:
+        view = view.embedded(chosen, found, np.stack([vectors[i] for i in found]))  # type: ignore[misc]
+    left = len(texts) - len(found)
+    if not left:
+        return view, None
+    counted = f"{left:,} of the checkout's changed chunks {'has' if left == 1 else 'have'} no vector yet"
+    if failure:
+        return view, f"{counted} ({failure}): they rank by words and names"
+    return view, f"{counted}: they rank by words and names until the next searches embed them"
+
+
+def _embed(
+    settings: Settings,
+    chosen: index.EmbeddingSet,
+    folder: Path,
+    sent: list[tuple[int, str]],
+    vectors: list[np.ndarray | None],
+    network: transport.Budget,
+) -> str | None:
+    """Embed ``sent`` (positions and codes) in one request, filling and keeping their vectors; why not, if not."""
+    if not sent:
+        return None
+    with _failed_lock:
+        failed = _failed.get(folder)
+    if failed is not None and time.monotonic() - failed < REST_SECONDS:
+        return "the provider failed them a moment ago"
+    try:
+        fresh = embeddings.embed([text for _, text in sent], replace(settings, model=chosen.model), budget=network)
+    except (MissingKeyError, EmbeddingError) as exc:
+        note(f"the checkout's changed chunks were not embedded: {exc}")
+        with _failed_lock:
+            _failed[folder] = time.monotonic()
+        return "they could not be embedded now"
+    if fresh.shape[1] != chosen.dims:
+        return f"their vectors came back with {fresh.shape[1]} dimensions, not the index's {chosen.dims}"
+    with _failed_lock:
+        _failed.pop(folder, None)
+    for (i, text), vector in zip(sent, fresh, strict=True):
+        vectors[i] = vector
+        _keep(folder, text, vector)
+    return None
 
 
 def _folder(chosen: index.EmbeddingSet) -> Path:

@@ -3,6 +3,8 @@ names and regex, in search, related and usages, with no indexer run (the sample 
 
 from __future__ import annotations
 
+import time
+
 from conftest import ranked
 
 import onetool_code
@@ -87,7 +89,7 @@ def test_a_new_function_is_found_by_a_description_of_it(project, server):
     before = len(server.requests)
     found = ranked(project.root, project.base_url, description, mode="semantic")
     assert found.hits[0].file_path == "src/bookshelf/shelving.py"
-    assert "ranked by words" not in (found.notice or "")
+    assert "no vector" not in (found.notice or "")
     asked = len(server.requests) - before
     assert asked == 2  # the query, and the new chunk in one request
 
@@ -109,6 +111,54 @@ def test_without_the_provider_the_checkout_ranks_by_words_and_says_so(project):
     found = ranked(project.root, refused, "weigh_parcels", mode="hybrid")
     assert found.hits[0].file_path == "src/bookshelf/shelving.py"
     assert "words" in found.notice
+
+
+def test_a_far_checkout_is_embedded_a_request_a_search(project, server, monkeypatch):
+    """No search waits on thousands of chunks: each sends one request of at most ``BATCH``, keeps what came back,
+    and says how many still rank by words alone."""
+    from onetool_code.search import overlay_vectors
+
+    monkeypatch.setattr(overlay_vectors, "BATCH", 3)
+    for n in range(7):
+        (project.root / f"src/bookshelf/crate_{n}.py").write_text(
+            f"def stack_crate_number_{n}(crates):\n    return sorted(crates)[{n}]\n"
+        )
+    notices, sizes = [], []
+    for _ in range(3):
+        before = len(server.requests)
+        found = ranked(project.root, project.base_url, "stack crate number", mode="semantic")
+        notices.append(found.notice or "")
+        sizes.append([len(r.body["input"]) for r in server.requests[before:] if r.path.endswith("/embeddings")])
+    assert sizes == [[1, 3], [1, 3], [1, 1]]  # the query, then at most three of the new chunks
+    assert "4 of the checkout's changed chunks have no vector yet" in notices[0]
+    assert "1 of the checkout's changed chunks has no vector yet" in notices[1]
+    assert "no vector" not in notices[2]
+    assert {f"src/bookshelf/crate_{n}.py" for n in range(7)} <= {hit.file_path for hit in found.hits}
+
+
+def test_a_provider_that_stalls_on_the_checkout_holds_one_search_only(project, server, monkeypatch):
+    monkeypatch.setenv("CHUNKHOUND_EMBEDDING__TIMEOUT", "2")
+    (project.root / "src/bookshelf/shelving.py").write_text(
+        "def weigh_parcels(parcels):\n    return len(parcels)\n\n\ndef count_parcels(parcels):\n    return 2\n"
+    )
+    from onetool_code.search import overlay_vectors
+
+    overlay_vectors._failed.clear()
+    server.slow_seconds = 20.0
+    try:
+        first = ranked(project.root, server.url("slowbatch"), "weigh_parcels", mode="hybrid")
+        before = len(server.requests)
+        started = time.perf_counter()
+        second = ranked(project.root, server.url("slowbatch"), "weigh_parcels", mode="hybrid")
+        elapsed = time.perf_counter() - started
+    finally:
+        server.slow_seconds = 3.0
+        overlay_vectors._failed.clear()
+    assert "could not be embedded now" in first.notice
+    assert "failed them a moment ago" in second.notice
+    assert len(server.requests) - before == 1  # the query's request alone
+    assert elapsed < 1.5
+    assert second.hits[0].file_path == "src/bookshelf/shelving.py"
 
 
 def overlay_reset() -> None:
