@@ -97,7 +97,7 @@ def ranked(root: Path, base_url: str | None, query: str, **options):
     from onetool_code import request
     from onetool_code.search import engine
 
-    resolved = settings.resolve(path=str(root), base_url=base_url, cache=options.get("cache"))
+    resolved = settings.resolve(path=str(root), base_url=base_url, cache=options.get("cache"), db=options.get("db"))
     args = {name: options.get(name) for name in ("limit", "offset", "language", "chunk_type", "include", "exclude")}
     req = request.parse(
         queries=query, batch=False, expand=None, mode=options.get("mode", "semantic"), content=None, format=None,
