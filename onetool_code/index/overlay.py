@@ -82,6 +82,8 @@ _lock = threading.Lock()
 def reset() -> None:
     """No checkout kept, no overlay held (for tests)."""
     with _lock:
+        for kept in _checkouts.values():
+            kept.close()
         _checkouts.clear()
         _held.clear()
 
