@@ -106,7 +106,9 @@ def main() -> None:
         stated.unwatched = "the bench's stat check"
         drift(stated, files)
         check = _median_ms(args.runs * 4, ["-"], lambda _: drift(stated, files))
-        rows.append(("the no-change check alone, no watch (kept walk: stats)", check, f"{check / today:.1%} of today's"))
+        rows.append(
+            ("the no-change check alone, no watch (kept walk: stats)", check, f"{check / today:.1%} of today's")
+        )
         fresh = _median_ms(1, ["-"], lambda _: drift(Checkout(root, kept.exclude), files))
         rows.append(("the first check in a process (a walk)", fresh, ""))
 
