@@ -106,7 +106,7 @@ class Checkout:
             if self._watch is None and self.unwatched is None:
                 self._start_watching(walked)
             if self._watch is None:
-                return self._stated(walked), None
+                return self._stated(self._walked or walked), None
             if not self._caught_up():
                 self._rewalk()
             return self._walked.files, self._generation
@@ -129,9 +129,13 @@ class Checkout:
             watch.close()
             self.unwatched = watch.failure
             return
+        if not walked.still_holds():  # a folder or rule file changed before the watches were set
+            watch.close()
+            self._rewalk()
+            return
         self._watch = watch
-        files = self._stated(walked)  # what changed before the watches were set
-        self._walked = dataclasses.replace(self._walked or walked, files=files)
+        files = tuple(_restat(walked.files))  # the edits in place made before the watches were set
+        self._walked = dataclasses.replace(walked, files=files)
         self._known = {source.rel: source for source in files}
         self._generation += 1
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import errno
 import os
+import threading
 
 import duckdb
 
 from onetool_code.hits import FileRow, FileState
 from onetool_code.project import drift as drift_module
-from onetool_code.project.drift import Checkout, drift
+from onetool_code.project.drift import Checkout, Drift, drift
 
 
 def _rows(db) -> list[FileRow]:
@@ -158,3 +159,29 @@ def test_past_the_watch_limit_every_check_stats(project, monkeypatch):
     with retry.open("a") as edit:
         edit.write("\nPAUSE = 2\n")
     assert drift(checkout, rows).changed == ("src/bookshelf/retry.py",)
+
+
+def test_checks_on_many_threads_agree_with_a_walk(project):
+    """The MCP server's calls run on threads of their own: each check, while files are saved, says what the
+    checkout held at some moment, and once the saves stop every thread sees the last of them."""
+    checkout, rows = _watched(project)
+    retry = project.root / "src/bookshelf/retry.py"
+    seen: list[Drift] = []
+    stop = threading.Event()
+
+    def check() -> None:
+        while not stop.is_set():
+            seen.append(drift(checkout, rows))
+
+    threads = [threading.Thread(target=check) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for i in range(30):
+        (project.root / "src/bookshelf" / f"made_{i}.py").write_text(f"def made_{i}() -> None:\n    pass\n")
+        retry.write_text(retry.read_text() + f"\nPAUSE_{i} = {i}\n")
+    stop.set()
+    for thread in threads:
+        thread.join()
+    assert seen and all(found.changed in ((), ("src/bookshelf/retry.py",)) for found in seen)
+    last = drift(checkout, rows)
+    assert len(last.new) == 30 and last == drift(Checkout(project.root, frozenset()), rows)
