@@ -246,7 +246,8 @@ def _chunked(
                 for chunk in chunk_file(data, source.language)
             )
         kept[key] = pieces
-        added.extend((next_id + len(added) + i, ids[source.rel], *piece) for i, piece in enumerate(pieces))
+        first = next_id + len(added)
+        added.extend([(first + i, ids[source.rel], *piece) for i, piece in enumerate(pieces)])
     cut.clear()
     cut.update(kept)
     return added
