@@ -142,3 +142,18 @@ def test_a_save_in_an_overlaid_checkout_answers_for_every_file_as_it_is_now(proj
     top = ranked(project.root, project.base_url, "jittered_pause_for_attempt", mode="lexical").hits[0]
     assert top.symbol == "jittered_pause_for_attempt"
     assert retry.read_text().splitlines()[top.start_line - 1].startswith("def jittered_pause_for_attempt")
+
+
+def test_every_piece_of_several_new_files_answers_as_itself(project):
+    """Each chunk laid over the index has an id of its own: several files of several pieces each, every function
+    first for its own name."""
+    names = ("a_first", "b_second", "c_third")
+    for name in names:
+        (project.root / f"src/bookshelf/{name}.py").write_text(
+            "".join(f"\n\ndef {name}_fn_{i}(value: int) -> int:\n    return value * {i}\n" for i in range(6))
+        )
+    for name in names:
+        for i in range(6):
+            for mode in ("lexical", "hybrid"):
+                top = ranked(project.root, project.base_url, f"{name}_fn_{i}", mode=mode).hits[0]
+                assert (top.file_path, top.symbol) == (f"src/bookshelf/{name}.py", f"{name}_fn_{i}"), mode
