@@ -112,11 +112,11 @@ def walk_entry(
     except OSError:
         return walker.result  # gone again, or a dangling link: nothing to index
     rel = f"{rel_dir}/{name}" if rel_dir else name
-    rules = rules_at(root, rel_dir)
     if stat.S_ISDIR(info.st_mode):
-        walker.subdirectory(str(where), rel, rules, ((parent.st_dev, parent.st_ino),), info, where.is_symlink())
-    else:
-        walker.file(str(where), rel, rules, info)
+        ancestors = ((parent.st_dev, parent.st_ino),)
+        walker.subdirectory(str(where), rel, rules_at(root, rel_dir), ancestors, info, where.is_symlink())
+    elif language_named(name) is not None:  # an editor's swap or backup file reads no ignore file
+        walker.file(str(where), rel, rules_at(root, rel_dir), info)
     walker.result.files.sort(key=lambda f: f.rel)
     return walker.result
 
