@@ -183,14 +183,8 @@ class Checkout:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             if entry.name in _RULE_NAMES or (not rel_dir and entry.name == ".chignore"):
                 return False
-            known = self._known.get(rel)
-            if known is not None:
-                now = _restated(known)
-                if now is None:
-                    del self._known[rel]
-                else:
-                    self._known[rel] = now
-                continue
+            # Met again as the walk would meet it: gone, too large now, a folder where a file was, or new.
+            self._known.pop(rel, None)
             found = walk_entry(self.root, rel_dir, entry.name, exclude=self.exclude, entered=self._watch.add)
             if self._watch.failure is not None:
                 return False
@@ -244,20 +238,14 @@ def _stated(path: str) -> tuple[str, int]:
 def _restat(files: Sequence[SourceFile]) -> Iterable[SourceFile]:
     """The walked files with their sizes and mtimes now (an edit in place); one gone since is left out."""
     for source in files:
-        now = _restated(source)
-        if now is not None:
-            yield now
-
-
-def _restated(source: SourceFile) -> SourceFile | None:
-    """The file with its size and mtime now; None when it is gone or no longer a regular file."""
-    try:
-        info = source.path.stat()
-    except OSError:
-        return None
-    if info.st_size == source.size and info.st_mtime == source.mtime:
-        return source
-    return SourceFile(source.path, source.rel, source.language, info.st_size, info.st_mtime)
+        try:
+            info = source.path.stat()
+        except OSError:
+            continue
+        if info.st_size == source.size and info.st_mtime == source.mtime:
+            yield source
+        else:
+            yield SourceFile(source.path, source.rel, source.language, info.st_size, info.st_mtime)
 
 
 def drift(checkout: Checkout, indexed: Sequence[FileRow]) -> Drift:

@@ -185,3 +185,15 @@ def test_checks_on_many_threads_agree_with_a_walk(project):
     assert seen and all(found.changed in ((), ("src/bookshelf/retry.py",)) for found in seen)
     last = drift(checkout, rows)
     assert len(last.new) == 30 and last == drift(Checkout(project.root, frozenset()), rows)
+
+
+def test_a_watched_file_replaced_by_a_folder_is_walked_as_the_folder(project):
+    checkout, rows = _watched(project)
+    config = project.root / "src/bookshelf/config.py"
+    config.unlink()
+    config.mkdir()
+    (config / "inner.py").write_text("def inner() -> None:\n    pass\n")
+    found = drift(checkout, rows)
+    assert found.new == ("src/bookshelf/config.py/inner.py",)
+    assert "src/bookshelf/config.py" not in {source.rel for source in checkout.files()}
+    assert drift(Checkout(project.root, frozenset()), rows) == found
