@@ -41,7 +41,7 @@ class Watch:
             raise Unwatchable("not Linux")
         kind = _file_system(root)
         if kind in _NO_EVENTS or kind.startswith("fuse"):
-            raise Unwatchable(f"a {kind} file system sends no events for changes made elsewhere")
+            raise Unwatchable(f"the {kind} file system sends no events for changes made elsewhere")
         try:
             import inotify_simple  # here: only a long-lived process watches
 

@@ -197,3 +197,20 @@ def test_a_watched_file_replaced_by_a_folder_is_walked_as_the_folder(project):
     assert found.new == ("src/bookshelf/config.py/inner.py",)
     assert "src/bookshelf/config.py" not in {source.rel for source in checkout.files()}
     assert drift(Checkout(project.root, frozenset()), rows) == found
+
+
+def test_a_checkout_on_a_network_file_system_is_stated_not_watched(project, monkeypatch):
+    """Changes made on another machine send no event here: such a checkout keeps the stat check (no NFS mount
+    can be had in a test, so the file system's type is what is replaced)."""
+    from onetool_code.project import watch
+
+    assert watch._file_system(project.root)  # this machine's: read from /proc/self/mountinfo
+    monkeypatch.setattr(watch, "_file_system", lambda root: "nfs4")
+    checkout = Checkout(project.root, frozenset())
+    rows = _rows(project.db)
+    assert drift(checkout, rows).files == drift(checkout, rows).files == 0
+    assert checkout.unwatched == "the nfs4 file system sends no events for changes made elsewhere"
+    retry = project.root / "src/bookshelf/retry.py"
+    with retry.open("a") as edit:
+        edit.write("\nPAUSE = 2\n")
+    assert drift(checkout, rows).changed == ("src/bookshelf/retry.py",)
