@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import xxhash
 
 from onetool_code import published
 from onetool_code.hits import FileRow
@@ -76,14 +77,20 @@ class _Held:
 
 _checkouts: dict[tuple[Path, Path], Checkout] = {}
 _held: dict[Path, _Held] = {}
+# Per index: the overlay's files cut into pieces (type, symbol, code, start, end) by language and content hash.
+Piece = tuple[str, str, str, int, int]
+_cut: dict[Path, dict[tuple[str, str], tuple[Piece, ...]]] = {}
 _lock = threading.Lock()
 
 
 def reset() -> None:
     """No checkout kept, no overlay held (for tests)."""
     with _lock:
+        for kept in _checkouts.values():
+            kept.close()
         _checkouts.clear()
         _held.clear()
+        _cut.clear()
 
 
 def checkout(project_root: Path, db_path: Path) -> Checkout | None:
@@ -178,7 +185,9 @@ def _overlaid(snapshot: Snapshot, moved: Drift, found: Checkout) -> tuple[Snapsh
     ids = {f.path: f.file_id for f in files}
     kept = _rows_of(snapshot.delta, gone, ids) if snapshot.delta is not None else []
     next_id = int(np.max(snapshot.chunks.chunk_ids, initial=0)) + 1
-    added = _chunked(moved, found, ids, next_id)
+    with _lock:
+        cut = _cut.setdefault(snapshot.db_path, {})
+    added = _chunked(moved, ids, next_id, cut)
     delta = rows.build(files, kept + added)
     alive = _alive_base(snapshot, base, gone)
     chunks = base.chunks.joined(alive, delta, files)
@@ -216,18 +225,31 @@ def _files(indexed: Sequence[FileRow], moved: Drift, found: Checkout) -> list[Fi
     return files
 
 
-def _chunked(moved: Drift, found: Checkout, ids: dict[str, int], next_id: int) -> list[tuple[Any, ...]]:
-    """The changed and new files' chunks as ``database.chunk_rows`` gives rows, numbered from ``next_id``."""
+def _chunked(
+    moved: Drift, ids: dict[str, int], next_id: int, cut: dict[tuple[str, str], tuple[Piece, ...]]
+) -> list[tuple[Any, ...]]:
+    """The changed and new files' chunks as ``database.chunk_rows`` gives rows, numbered from ``next_id``.
+
+    ``cut``: the pieces of the files of the overlay made before, by language and content hash; a save in a
+    50-file overlay cuts one file again, not 50. Left holding this overlay's files alone."""
     added: list[tuple[Any, ...]] = []
+    kept: dict[tuple[str, str], tuple[Piece, ...]] = {}
     for source in moved.now:
         data = read_file(source)
         if isinstance(data, str):
             continue
-        for chunk in chunk_file(data, source.language):
-            added.append(
-                (next_id + len(added), ids[source.rel], chunk.chunk_type, chunk.symbol, chunk.code,
-                 chunk.start_line, chunk.end_line)
-            )  # fmt: skip
+        key = (source.language, xxhash.xxh3_64_hexdigest(data))
+        pieces = cut.get(key)
+        if pieces is None:
+            pieces = tuple(
+                (chunk.chunk_type, chunk.symbol, chunk.code, chunk.start_line, chunk.end_line)
+                for chunk in chunk_file(data, source.language)
+            )
+        kept[key] = pieces
+        first = next_id + len(added)
+        added.extend([(first + i, ids[source.rel], *piece) for i, piece in enumerate(pieces)])
+    cut.clear()
+    cut.update(kept)
     return added
 
 

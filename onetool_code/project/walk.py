@@ -16,6 +16,7 @@ import os
 import re
 import stat
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -77,24 +78,68 @@ class WalkResult:
     directories: list[tuple[str, int]] = field(default_factory=list)
 
 
-def walk(root: Path, *, exclude: frozenset[Path] = frozenset(), max_file_size: int = MAX_FILE_SIZE) -> WalkResult:
+def walk(
+    root: Path,
+    *,
+    exclude: frozenset[Path] = frozenset(),
+    max_file_size: int = MAX_FILE_SIZE,
+    entered: Callable[[str], None] | None = None,
+) -> WalkResult:
     """Every indexable file under ``root`` in path order, plus the count of skipped ones by reason.
 
-    ``exclude`` holds absolute paths never to index (the index file and its sidecars).
+    ``exclude`` holds absolute paths never to index (the index file and its sidecars); ``entered`` is told each
+    directory before it is listed (a watcher set then misses no change made while the walk goes on).
     """
-    walker = _Walker(root, exclude, max_file_size)
-    rules = IgnoreRules()
-    for extra in (root / ".git" / "info" / "exclude", root / ".chignore"):
-        rules = rules.with_lines("", _read_lines(extra))
+    walker = _Walker(root, exclude, max_file_size, entered)
     info = root.stat()
-    walker.directory(root, "", rules, ((info.st_dev, info.st_ino),), info.st_mtime_ns)
+    walker.directory(root, "", rules_at(root, ""), ((info.st_dev, info.st_ino),), info.st_mtime_ns)
     walker.result.files.sort(key=lambda f: f.rel)
     return walker.result
 
 
+def walk_entry(
+    root: Path, rel_dir: str, name: str, *, exclude: frozenset[Path], entered: Callable[[str], None] | None = None
+) -> WalkResult:
+    """One entry made since in a walked directory (``rel_dir``), as the whole walk would meet it: a file, or a
+    folder walked whole. A watched checkout walks only what is new."""
+    walker = _Walker(root, exclude, MAX_FILE_SIZE, entered)
+    if not _utf8(name):
+        return walker.result
+    where = root / rel_dir / name
+    try:
+        info = where.stat()
+        parent = where.parent.stat()
+    except OSError:
+        return walker.result  # gone again, or a dangling link: nothing to index
+    rel = f"{rel_dir}/{name}" if rel_dir else name
+    if stat.S_ISDIR(info.st_mode):
+        ancestors = ((parent.st_dev, parent.st_ino),)
+        walker.subdirectory(str(where), rel, rules_at(root, rel_dir), ancestors, info, where.is_symlink())
+    elif language_named(name) is not None:  # an editor's swap or backup file reads no ignore file
+        walker.file(str(where), rel, rules_at(root, rel_dir), info)
+    walker.result.files.sort(key=lambda f: f.rel)
+    return walker.result
+
+
+def rules_at(root: Path, rel_dir: str) -> IgnoreRules:
+    """The ignore rules that apply in a directory: the root's ``.git/info/exclude`` and ``.chignore``, then each
+    ``.gitignore`` from the root down to it."""
+    rules = IgnoreRules()
+    for extra in (root / ".git" / "info" / "exclude", root / ".chignore"):
+        rules = rules.with_lines("", _read_lines(extra))
+    parts = rel_dir.split("/") if rel_dir else []
+    for depth in range(len(parts) + 1):
+        base = "/".join(parts[:depth])
+        rules = rules.with_lines(base, _read_lines(root / base / _IGNORE_FILE))
+    return rules
+
+
 class _Walker:
-    def __init__(self, root: Path, exclude: frozenset[Path], max_file_size: int) -> None:
+    def __init__(
+        self, root: Path, exclude: frozenset[Path], max_file_size: int, entered: Callable[[str], None] | None
+    ) -> None:
         self.root = root.resolve()
+        self.entered = entered
         self.exclude = exclude
         self.max_file_size = max_file_size
         self.visited: set[tuple[int, int]] = set()
@@ -113,6 +158,8 @@ class _Walker:
     ) -> None:
         self.visited.add(ancestors[-1])
         self.result.directories.append((str(directory), mtime_ns))  # as stated before it is listed
+        if self.entered is not None:
+            self.entered(str(directory))
         try:
             with os.scandir(directory) as scan:
                 entries = sorted(scan, key=lambda e: e.name)

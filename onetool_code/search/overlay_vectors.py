@@ -15,6 +15,7 @@ import hashlib
 import os
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import replace
 from pathlib import Path
 
@@ -35,6 +36,13 @@ REST_SECONDS = 60.0
 
 _failed: dict[Path, float] = {}  # a model's vector folder -> when a request of its checkout chunks last failed
 _failed_lock = threading.Lock()
+# The vectors last read or made, also held in memory: an overlay made again after a save (each file's chunks cut
+# anew) reads none of its other chunks' vectors back from disk (50 files: 430 files, 47 ms). 32 MiB: 5,000
+# vectors of 1,536 dimensions, a 500-file overlay's.
+RECENT_BYTES = 32 * 1024 * 1024
+_recent: OrderedDict[Path, np.ndarray] = OrderedDict()
+_recent_bytes = 0
+_recent_lock = threading.Lock()
 
 
 def joined(
@@ -103,11 +111,31 @@ def _name(folder: Path, text: str) -> Path:
 
 
 def _kept(folder: Path, text: str, dims: int) -> np.ndarray | None:
+    name = _name(folder, text)
+    with _recent_lock:
+        vector = _recent.get(name)
+        if vector is not None:
+            _recent.move_to_end(name)
+            return vector
     try:
-        vector = np.load(_name(folder, text))
+        vector = np.load(name)
     except (OSError, ValueError, EOFError):
         return None
-    return vector if vector.shape == (dims,) and vector.dtype == np.float32 else None
+    if vector.shape != (dims,) or vector.dtype != np.float32:
+        return None
+    _remember(name, vector)
+    return vector
+
+
+def _remember(name: Path, vector: np.ndarray) -> None:
+    """Held in memory too, the most recent first out last, up to ``RECENT_BYTES``."""
+    global _recent_bytes
+    with _recent_lock:
+        if name not in _recent:
+            _recent_bytes += vector.nbytes
+        _recent[name] = vector
+        while _recent_bytes > RECENT_BYTES:
+            _recent_bytes -= _recent.popitem(last=False)[1].nbytes
 
 
 def _keep(folder: Path, text: str, vector: np.ndarray) -> None:
@@ -120,5 +148,6 @@ def _keep(folder: Path, text: str, vector: np.ndarray) -> None:
         with part.open("wb") as out:
             np.save(out, np.asarray(vector, dtype=np.float32))
         part.replace(target)
+        _remember(target, np.asarray(vector, dtype=np.float32))
     except OSError as exc:
         note(f"a checkout chunk's vector was not kept: {exc}")

@@ -397,3 +397,28 @@ def test_each_repository_keeps_its_key_zone(repos, server, tmp_path, monkeypatch
     assert answer.startswith("Found ")
     asked = [(r.path, r.authorization) for r in server.embedding_requests()[before:]]
     assert asked == [("/v1/embeddings", f"Bearer {key}"), ("/project/v1/embeddings", "Bearer not-needed")]
+
+
+def test_an_edit_in_one_repository_answers_in_a_workspace_search_and_the_other_is_untouched(server, tmp_path):
+    """The checkout over its index, per repository: searched twice first (a long-lived process watches by then),
+    then an edit in billing is found by the very next search, with no sleep; storefront answers as before."""
+    roots = (_project(tmp_path, "billing", BILLING), _project(tmp_path, "storefront", STOREFRONT))
+    for root in roots:
+        build_index(root, server.base_url)
+    paths = [str(root) for root in roots]
+
+    def search(query: str) -> dict:
+        return api.search(query=query, path=paths, base_url=server.base_url, format="json", limit=20)
+
+    before = [search("cart total of the items"), search("cart total of the items")]
+    assert before[0] == before[1]
+    invoices = roots[0] / "billing" / "invoices.py"
+    invoices.write_text(invoices.read_text() + "\n\ndef void_invoice(invoice_id: int) -> bool:\n    return True\n")
+
+    found = search("void_invoice")
+    best = found["results"][0]
+    assert (best["repository"], best["file_path"], best["name"]) == ("billing", "billing/invoices.py", "void_invoice")
+    assert "1 files changed" in (found["notice"] or "")
+    after = search("cart total of the items")
+    storefront = [r for r in after["results"] if r["repository"] == "storefront"]
+    assert storefront == [r for r in before[0]["results"] if r["repository"] == "storefront"]

@@ -165,3 +165,45 @@ def overlay_reset() -> None:
     from onetool_code import index
 
     index.reset()
+
+
+def test_a_save_in_an_overlaid_checkout_answers_for_every_file_as_it_is_now(project):
+    """The overlay is made again at each save, each file's pieces kept by its content: the saved file answers as
+    saved, the others as they were, a file saved back to content seen before as that content."""
+    retry, config = project.root / "src/bookshelf/retry.py", project.root / "src/bookshelf/config.py"
+    old_retry = retry.read_text()
+    retry.write_text(old_retry + NEW_FUNCTION)
+    config.write_text(config.read_text() + "\n\ndef shelf_limit_from_config() -> int:\n    return 3\n")
+
+    def first(name: str) -> tuple[str, str]:
+        tops = {(hit.file_path, hit.symbol) for mode in ("lexical", "hybrid")
+                for hit in ranked(project.root, project.base_url, name, mode=mode).hits[:1]}  # fmt: skip
+        assert len(tops) == 1, tops
+        return tops.pop()
+
+    assert first("jittered_pause_for_attempt") == ("src/bookshelf/retry.py", "jittered_pause_for_attempt")
+    assert first("shelf_limit_from_config") == ("src/bookshelf/config.py", "shelf_limit_from_config")
+    retry.write_text(old_retry + NEW_FUNCTION.replace("jittered_pause", "steady_pause"))
+    assert first("steady_pause_for_attempt") == ("src/bookshelf/retry.py", "steady_pause_for_attempt")
+    assert first("shelf_limit_from_config") == ("src/bookshelf/config.py", "shelf_limit_from_config")
+    assert "jittered_pause_for_attempt" not in {h.symbol for h in ranked(
+        project.root, project.base_url, "jittered_pause_for_attempt", mode="lexical").hits}  # fmt: skip
+    retry.write_text("\n" + old_retry + NEW_FUNCTION)  # content cut before, one line down
+    top = ranked(project.root, project.base_url, "jittered_pause_for_attempt", mode="lexical").hits[0]
+    assert top.symbol == "jittered_pause_for_attempt"
+    assert retry.read_text().splitlines()[top.start_line - 1].startswith("def jittered_pause_for_attempt")
+
+
+def test_every_piece_of_several_new_files_answers_as_itself(project):
+    """Each chunk laid over the index has an id of its own: several files of several pieces each, every function
+    first for its own name."""
+    names = ("a_first", "b_second", "c_third")
+    for name in names:
+        (project.root / f"src/bookshelf/{name}.py").write_text(
+            "".join(f"\n\ndef {name}_fn_{i}(value: int) -> int:\n    return value * {i}\n" for i in range(6))
+        )
+    for name in names:
+        for i in range(6):
+            for mode in ("lexical", "hybrid"):
+                top = ranked(project.root, project.base_url, f"{name}_fn_{i}", mode=mode).hits[0]
+                assert (top.file_path, top.symbol) == (f"src/bookshelf/{name}.py", f"{name}_fn_{i}"), mode
