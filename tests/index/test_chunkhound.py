@@ -404,7 +404,8 @@ async def chunkhound_mcp(
 def test_beside_chunkhounds_own_server_new_code_is_found_within_seconds_of_it(chunkhound, server, tmp_path):
     """``chunkhound mcp`` (its daemon holds the index read-write all the time and re-indexes saved files) on an
     index we have never read: status and search answer, and a new file and a renamed function are found by our
-    command line within 5 s of ChunkHound's own server finding them. Its server stays healthy."""
+    command line at once (the checkout laid over the index), and still once ChunkHound's own server has them.
+    Its server stays healthy."""
     import anyio
 
     from onetool_code.index import holders as probe
@@ -437,6 +438,11 @@ def test_beside_chunkhounds_own_server_new_code_is_found_within_seconds_of_it(ch
                 )
                 retry = root / "src" / "bookshelf" / "retry.py"
                 retry.write_text(retry.read_text().replace("def backoff_delays(", "def backoff_schedule("))
+                # At once, whether or not ChunkHound has re-indexed yet: the checkout is laid over the index.
+                at_once = await anyio.to_thread.run_sync(
+                    lambda: ours("search", "def (brand_new_daemon_function|backoff_schedule)", "--mode", "regex")
+                )
+                assert "src/bookshelf/daemon_added.py" in at_once and "def backoff_schedule" in at_once, at_once
                 for name, pattern in (
                     ("new file", "def brand_new_daemon_function"),
                     ("rename", "def backoff_schedule"),
