@@ -56,7 +56,8 @@ IN_PROSE = 0.5  # ... a name that is one word of a sentence ("toString builder f
 # named definitions' list weighs as much less)
 DECLARATION = 1.5  # ... as a type, trait, interface or macro: declared there, used everywhere else
 EXPORTED = 3.0  # the chunk re-exports a name the query spells out (``pub use``, ``export { X } from``), defining none
-LEGACY = 0.7  # a legacy copy (``deprecated/``, ``_compat/``, ``v3/`` beside ``v4/``), unless the query names it
+LEGACY = 0.35  # a legacy copy (``deprecated/``, ``_compat/``, ``v3/`` beside ``v4/``), unless the query names it: as
+# documentation (0.7 left zod's ``v3/ZodError.ts`` first for ``ZodError``; 0.35: the semble split +0.002, no query lower)
 FILE_NAMED = 1.5  # the file's name is a name the query spells out
 # What is known of a file as a whole, added to its best hit as a share of the best score of all:
 PATH_WORDS = 1.0  # ... times the share of the query's words that name the file or its folder

@@ -114,6 +114,20 @@ def test_a_legacy_copy_comes_after_current_code_unless_asked_for(tmp_path, monke
     assert files(root, "ZodError")[0] == "v3/errors.ts"  # alike but for the path, which then orders them
 
 
+def test_a_legacy_copy_named_for_the_name_still_comes_after_current_code(tmp_path, monkeypatch):
+    """zod's ``v3/ZodError.ts`` is named for what is asked and declares it as a class; the current
+    ``v4/classic/errors.ts`` declares it as an interface: the file's name must not lift the old copy back first."""
+    legacy = {
+        "v3/ZodError.ts": VERSIONS["v3/errors.ts"],
+        "v4/classic/errors.ts": "export interface ZodError extends Error {\n  issues: Issue[];\n"
+        "  format(): string;\n  flatten(): object;\n}\n",
+    }
+    root = make_project(tmp_path / "lib", legacy, None)
+    assert files(root, "ZodError")[0] == "v4/classic/errors.ts"
+    monkeypatch.setattr(ranking, "LEGACY", 0.7)  # the weight before: the file's name outweighed it
+    assert files(root, "ZodError")[0] == "v3/ZodError.ts"
+
+
 def test_legacy_paths():
     paths = ["v3/types.ts", "v4/core/schemas.ts", "fastapi/_compat/v2.py", "deprecated/old_api.go", "api/v1/x.go"]
     assert file_roles.legacy(paths, set()) == {"v3/types.ts", "fastapi/_compat/v2.py", "deprecated/old_api.go"}
