@@ -58,8 +58,10 @@ def index_with_vectors(cache: Path, repo: semble.Repo) -> dict[str, Any]:
     there (``semble.py``'s markers, ``vectors-NAME``)."""
     root = cache / "vectors" / repo.name
     db = root / ".chunkhound" / "db" / "chunks.db"
+    # The copy is of the extracted archive: a new archive (``semble.extract``) makes it stale.
+    archive = (semble._read_marker(cache, "repos") or {}).get("archive_sha256")
     marker = semble._read_marker(cache, f"vectors-{repo.name}")
-    if marker is not None and db.is_file():
+    if marker is not None and marker.get("archive_sha256") == archive and db.is_file():
         return marker
     shutil.rmtree(root, ignore_errors=True)
     shutil.copytree(repo.root(cache), root, ignore=shutil.ignore_patterns(".chunkhound", ".chunkhound.json"))
@@ -68,7 +70,8 @@ def index_with_vectors(cache: Path, repo: semble.Repo) -> dict[str, Any]:
     neutral = cache / "neutral"  # ChunkHound's workers put the current folder on sys.path (see semble.py)
     shutil.rmtree(neutral, ignore_errors=True)
     neutral.mkdir(parents=True)
-    sys.path.insert(0, str(semble.REPO / "tests"))
+    if str(semble.REPO / "tests") not in sys.path:
+        sys.path.insert(0, str(semble.REPO / "tests"))  # the test tooling, as semble.py reads it
     from tooling.chunkhound_env import ensure_chunkhound
 
     env = ensure_chunkhound()
@@ -85,7 +88,13 @@ def index_with_vectors(cache: Path, repo: semble.Repo) -> dict[str, Any]:
     chunks = sum(counts["chunks"].values())
     if counts["embeddings"] != chunks:
         raise SystemExit(f"Error: ChunkHound stored {counts['embeddings']} vectors for {chunks} chunks in {db}")
-    result = {"root": str(root), "chunks": chunks, "seconds": round(seconds, 1), "model": relevance_setup.MODEL}
+    result = {
+        "root": str(root),
+        "chunks": chunks,
+        "seconds": round(seconds, 1),
+        "model": relevance_setup.MODEL,
+        "archive_sha256": archive,
+    }
     semble._write_marker(cache, f"vectors-{repo.name}", result)
     _log(f"{repo.name}: {chunks} chunks embedded in {seconds:.0f} s")
     return result
