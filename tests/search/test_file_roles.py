@@ -154,3 +154,28 @@ def test_examples_folders_count_as_documentation():
     assert ranking.is_doc("_examples/rest/main.go", "go")
     assert ranking.is_doc("examples/basic.py", "python")
     assert not ranking.is_doc("middleware/example_test_helpers.go", "go")
+
+
+# The code that reads a JSON stream, in a file named otherwise, and its test, named by the question and saying its
+# words more often, in more places.
+_CASE = (
+    "def test_json_reader_{0}():\n    # the streaming JSON reader, {0}: a JSON stream read by the reader\n"
+    "    assert next_token(stream_of('{0}')) == '{0}'[:1]\n\n\n"
+)
+READER = {
+    "stream/tokens.py": 'def next_token(stream):\n    """One token of the stream."""\n    return stream.read(1)\n',
+    "tests/stream/test_json_reader.py": "from stream.tokens import next_token\n\n\n"
+    + "".join(_CASE.format(case) for case in ("array", "object", "string", "number", "empty")),
+}
+
+
+def test_a_test_file_named_for_the_question_is_still_a_test(tmp_path, monkeypatch):
+    """What a file's name and its many hits say of it is weighed by the kind of file it is, as its hits are."""
+    root = make_project(tmp_path / "lib", READER, None)
+    query = "reader of a JSON stream"
+    assert files(root, query)[0] == "stream/tokens.py"
+    evidence = ranking._file_evidence
+    monkeypatch.setattr(
+        ranking, "_file_evidence", lambda scored, wants, kinds: evidence(scored, wants, {}.fromkeys(kinds, 1.0))
+    )
+    assert files(root, query)[0] == "tests/stream/test_json_reader.py"  # lifted as much as code was
