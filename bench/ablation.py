@@ -46,6 +46,14 @@ from onetool_code.index import lexical
 from onetool_code.index.store import STORE
 from onetool_code.search import file_roles, ranking, retrieval
 
+_FILE_EVIDENCE = ranking._file_evidence
+
+
+def _evidence_as_code(scored: dict[Any, float], wants: Any, kinds: dict[str, float]) -> None:
+    """The file's evidence whatever kind of file it is (before issue 35's third pass)."""
+    _FILE_EVIDENCE(scored, wants, dict.fromkeys(kinds, 1.0))
+
+
 # name -> (what it is, the constants that turn it off)
 ROWS: dict[str, tuple[str, dict[tuple[Any, str], Any]]] = {
     "all": ("every signal on", {}),
@@ -88,6 +96,10 @@ ROWS: dict[str, tuple[str, dict[tuple[Any, str], Any]]] = {
         {(ranking, "QUALIFIED_DEFINITIONS_WEIGHT"): 0.6},
     ),
     "legacy": ("legacy copies (deprecated/, _compat/, v3/ beside v4/) below current code", {(ranking, "LEGACY"): 1.0}),
+    "file_kind": (
+        "a file's evidence (name, hits, focus) weighed by its kind, as its hits are",
+        {(ranking, "_file_evidence"): _evidence_as_code},
+    ),
 }
 
 

@@ -24,6 +24,7 @@ from onetool_code.request import Request
 QUERY_ECHO_CHARS = 80
 BATCH_QUERY_ECHO_CHARS = 30
 DEFINITIONS_SHOWN = 6
+DEFINITIONS_LISTED = 3  # ... past the first results, which are places in a list (see ``DETAILED``)
 PREVIEW_LINE_CHARS = 120
 # Past the first results an answer is a list of places: a named one is its location and name, an unnamed one (a
 # comment, a block) also its best line; the other matching lines are listed for the first ones only. Ten results
@@ -291,7 +292,9 @@ def _under(view: _View, i: int) -> tuple[str, list[str], list[int]]:
     name, the preview (``N: line`` numbered, ``| line`` of indexed code) when its code is not shown and it is one
     of the first results or has no name, and, for the first results, the other matching lines."""
     r = view.results[i]
-    defined = [entry for entry in r.definitions.split(", ") if entry and entry.partition(" ")[2] != r.name]
+    # ``method Handler`` says nothing more under ``method HeaderRouter.Handler``.
+    own = {r.name, r.name.rpartition(".")[2]}
+    defined = [entry for entry in r.definitions.split(", ") if entry and entry.partition(" ")[2] not in own]
     previewing = view.preview[i] and not view.content[i] and (i < DETAILED or not r.name)
     preview = []
     if previewing:
@@ -300,7 +303,8 @@ def _under(view: _View, i: int) -> tuple[str, list[str], list[int]]:
             preview.append(f"{r.start_line + index}: {text}" if r.numbered else f"| {text}")
     previewed = {r.start_line + index for index in r.preview} if previewing else set()
     matches = [n for n in r.match_lines if n not in previewed] if i < DETAILED else []
-    return _short_definitions(defined) if defined else "", preview, matches
+    shown_definitions = DEFINITIONS_SHOWN if i < DETAILED else DEFINITIONS_LISTED
+    return _short_definitions(defined, shown_definitions) if defined else "", preview, matches
 
 
 def _score(score: float, digits: int) -> float | None:
@@ -412,13 +416,13 @@ def ranges(numbers: list[int], separator: str = ", ") -> str:
     return separator.join(parts)
 
 
-def _short_definitions(entries: list[str]) -> str:
-    """At most ``DEFINITIONS_SHOWN`` entries (a test file can define dozens), a label said once for a run of
+def _short_definitions(entries: list[str], most: int) -> str:
+    """At most ``most`` entries (a test file can define dozens), a label said once for a run of
     entries that share it: ``class Store, method get, put``."""
     parts, previous = [], ""
-    for entry in entries[:DEFINITIONS_SHOWN]:
+    for entry in entries[:most]:
         label, _, name = entry.partition(" ")
         parts.append(name if label == previous else entry)
         previous = label
-    more = f" (+{len(entries) - DEFINITIONS_SHOWN} more)" if len(entries) > DEFINITIONS_SHOWN else ""
+    more = f" (+{len(entries) - most} more)" if len(entries) > most else ""
     return ", ".join(parts) + more

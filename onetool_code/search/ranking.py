@@ -56,7 +56,8 @@ IN_PROSE = 0.5  # ... a name that is one word of a sentence ("toString builder f
 # named definitions' list weighs as much less)
 DECLARATION = 1.5  # ... as a type, trait, interface or macro: declared there, used everywhere else
 EXPORTED = 3.0  # the chunk re-exports a name the query spells out (``pub use``, ``export { X } from``), defining none
-LEGACY = 0.7  # a legacy copy (``deprecated/``, ``_compat/``, ``v3/`` beside ``v4/``), unless the query names it
+LEGACY = 0.35  # a legacy copy (``deprecated/``, ``_compat/``, ``v3/`` beside ``v4/``), unless the query names it: as
+# documentation (0.7 left zod's ``v3/ZodError.ts`` first for ``ZodError``; 0.35: the semble split +0.002, no query lower)
 FILE_NAMED = 1.5  # the file's name is a name the query spells out
 # What is known of a file as a whole, added to its best hit as a share of the best score of all:
 PATH_WORDS = 1.0  # ... times the share of the query's words that name the file or its folder
@@ -134,7 +135,7 @@ def hybrid(
         key: value * scale * prior(best[key], wants) * (QUALIFIED if key in qualified and not wants.tests else 1.0)
         for key, value in fused.items()
     }
-    _file_evidence(scored, wants)
+    _file_evidence(scored, wants, {key[0]: _kind(hit, wants) for key, hit in best.items()})
     old = file_roles.legacy({key[0] for key in scored}, wants.words)
     for key in scored:
         if key[0] in old:
@@ -157,9 +158,11 @@ def _ranks(hits: Sequence[Hit], *, shared: bool) -> list[tuple[int, Hit]]:
     return ranked
 
 
-def _file_evidence(scored: dict[tuple[str, int, int], float], wants: _Wants) -> None:
+def _file_evidence(scored: dict[tuple[str, int, int], float], wants: _Wants, kinds: dict[str, float]) -> None:
     """What is known of a file as a whole lifts its best hit, by a share of the best score of all (added, not
-    multiplied: a file named for the question can rise from far down):
+    multiplied: a file named for the question can rise from far down), times the kind of file it is against what
+    is asked for (``kinds``): ``JsonReaderTest.java`` is named by "JSON reader" as much as ``JsonReader.java``, and
+    is still a test.
 
     - the share of the query's words that name the file or its folder, times ``PATH_WORDS``
       (``binding/default_validator.go`` for "how validators are plugged in for struct binding");
@@ -185,11 +188,12 @@ def _file_evidence(scored: dict[tuple[str, int, int], float], wants: _Wants) -> 
         return
     for path, key in best.items():
         if wants.code_name:  # ``Router``: its definition's file, not ``route_headers.go``, whose name starts so
-            scored[key] += top * COHERENT_FILE * sums[path] / most
+            scored[key] += top * COHERENT_FILE * sums[path] / most * kinds[path]
             continue
         named = _path_words(path, wants.keywords) / len(wants.keywords) if wants.keywords else 0.0
         focus = file_roles.name_focus(path, wants.stems)
-        scored[key] += top * (PATH_WORDS * named + COHERENT_FILE * sums[path] / most + FILE_FOCUS * focus)
+        evidence = PATH_WORDS * named + COHERENT_FILE * sums[path] / most + FILE_FOCUS * focus
+        scored[key] += top * evidence * kinds[path]
 
 
 def _spread(ranked: Sequence[tuple[str, float]]) -> list[tuple[float, int]]:

@@ -544,3 +544,24 @@ def test_compact_costs_no_more_than_text_for_the_same_answer(sample_index, query
     assert read_compact(compact)["count"] == int(text.split()[1]) > 0  # the same results: "Found N results for"
     assert len(compact.encode()) <= len(text.encode())
     assert_reads_back(compact, onetool_code.search(**search, format="json"))
+
+
+def test_a_method_result_does_not_list_itself_among_its_definitions(tmp_path):
+    """``method HeaderRouter.Handler`` already says ``method Handler``: no ``defines:`` line repeats it."""
+    code = ["func (hr HeaderRouter) Handler(next http.Handler) http.Handler {", "\treturn next", "}"]
+    hits = on_disk(tmp_path, hit("route_headers.go", 5, code, 0.9, "HeaderRouter.Handler", "method", "go"))
+    lines = render(hits, tmp_path, query="header router").splitlines()
+    assert lines[1].startswith("1. route_headers.go:5-7 method HeaderRouter.Handler (")
+    assert not any("defines:" in line for line in lines)
+    assert json_items(hits, tmp_path, query="header router")[0]["definitions"] == "method Handler"  # json keeps it
+
+
+def test_past_the_first_results_fewer_definitions_are_listed(tmp_path):
+    """The first three results list six definitions; the places after them three, and how many more there are."""
+    code = ["class Store:", *(f"    def m{n}(self): pass" for n in range(1, 6))]
+    hits = on_disk(tmp_path, *(hit(f"s{i}.py", 1, code, 1 - i / 10, "Store", "class") for i in range(5)))
+    defines = [line for line in render(hits, tmp_path, query="store").splitlines() if "defines:" in line]
+    assert defines == [
+        *["  defines: method m1, m2, m3, m4, m5"] * 3,
+        *["  defines: method m1, m2, m3 (+2 more)"] * 2,
+    ]

