@@ -309,7 +309,7 @@ def _taken(cache: vector_cache.VectorCache, keep: np.ndarray) -> vector_cache.Ve
     attributes = cache.attributes
     return dataclasses.replace(
         cache,
-        matrix=np.asarray(cache.matrix)[keep],
+        matrix=np.asarray(cache.matrix[keep]),
         codes=np.asarray(cache.codes)[keep],
         scales=np.asarray(cache.scales)[keep],
         residuals=np.asarray(cache.residuals)[keep],

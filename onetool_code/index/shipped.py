@@ -2,7 +2,8 @@
 fetches a published index searches it without reading the DuckDB file first.
 
 Export: a consistent copy of the file (its WAL too; ``private_copy``, as searches take one of a held file) and
-a base snapshot of that copy, in ``chunks.db.snapshot-<FORMAT>`` beside it. Adopt: a snapshot shipped beside an
+a base snapshot of that copy, in ``chunks.db.snapshot-<FORMAT>`` beside it (with the block digests of its float32
+rows, which a reader fetches after its first search: ``published/rows.py``). Adopt: a snapshot shipped beside an
 index file that a fetch put in the cache directory's ``published`` folder becomes that file's snapshot in this
 cache (its files linked, its record naming the file here). Anywhere else a shipped snapshot is ignored: a
 repository's own files never decide what a search shows.
@@ -20,7 +21,7 @@ from typing import Any
 from onetool_code import progress
 from onetool_code.index import database, private_copy, snapshot
 from onetool_code.index.store import Key, Signature, cache_root, folder, publish
-from onetool_code.published import manifest
+from onetool_code.published import manifest, rows
 from onetool_code.schema import EMBEDDING_SIDECAR_SUFFIX, WAL_SUFFIX
 from onetool_code.spans import note
 
@@ -55,6 +56,8 @@ def export(project_root: Path, db_path: Path, into: Path) -> dict[str, Any]:
     shipped = copy.with_name(copy.name + SHIPPED)
     shipped.mkdir()
     made.save(shipped)
+    for matrix in shipped.glob("vectors-*/matrix.npy"):  # a reader fetches them later, reading ranges meanwhile
+        rows.write_digests(matrix)
     return {
         "schema_version": None if version is None or version[0] is None else int(version[0]),
         "models": [

@@ -34,6 +34,7 @@ from onetool_code.errors import DamagedError, SupersededError
 from onetool_code.hits import FileRow
 from onetool_code.index import database, lexical, rows, vector_cache
 from onetool_code.index.store import Signature, set_aside, spill_folder
+from onetool_code.published import manifest
 from onetool_code.spans import note
 
 if TYPE_CHECKING:
@@ -385,6 +386,8 @@ def load(target: Path, db_path: Path, bases: Callable[[Path], Snapshot | None]) 
 
 def _loaded(target: Path, db_path: Path, meta: dict, bases: Callable[[Path], Snapshot | None]) -> Snapshot | None:
     for name, size in meta["manifest"].items():
+        if not (target / name).exists() and (target / (name + manifest.BLOCKS)).exists():
+            continue  # float32 rows a published version left in its store, read from it meanwhile (``spill.matrix``)
         if (target / name).stat().st_size != size:
             raise ValueError(f"{name} is {(target / name).stat().st_size} bytes, not {size}")
     files = tuple(map(FileRow.loaded, json.loads((target / "files.json").read_text(encoding="utf-8"))))

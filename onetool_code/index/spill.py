@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from onetool_code.index.store import SPILL
+from onetool_code.published import manifest
+from onetool_code.published.rows import RemoteRows
 
 
 class Writer:
@@ -79,6 +81,11 @@ def rows_of(array: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """``array[rows]``; of an array mapped from a file, read from the file (``os.preadv``, row by row), not
     through the mapping: the kernel maps 64 KB around each page a mapping touches (16 rows of 1536 float32 for
     each row read), which a process would count as its own until ``forget_pages``."""
+    if isinstance(array, RemoteRows):
+        whole = array.whole()
+        if whole is None:
+            return array.take(rows)
+        array = whole
     mapping = getattr(array, "base", None)
     name = getattr(array, "filename", None)
     if not (isinstance(array, np.memmap) and isinstance(mapping, mmap.mmap) and name and array.flags.c_contiguous):
@@ -96,6 +103,17 @@ def rows_of(array: np.ndarray, rows: np.ndarray) -> np.ndarray:
     finally:
         os.close(descriptor)
     return out
+
+
+def matrix(folder: Path, db_path: Path, shape: tuple[int, ...]) -> np.ndarray:
+    """A snapshot's float32 rows, mapped; or, while a published version's are still in its store (their block
+    digests beside where they go), read from it by range (``published.rows``)."""
+    path = folder / "matrix.npy"
+    if path.exists() or not path.with_name(path.name + manifest.BLOCKS).exists():
+        return np.load(path, mmap_mode="r")
+    from onetool_code.published import replica
+
+    return replica.remote_rows(db_path, folder, (int(shape[0]), int(shape[1])))  # type: ignore[return-value]
 
 
 def save(array: np.ndarray, path: Path) -> None:

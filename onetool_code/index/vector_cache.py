@@ -76,7 +76,8 @@ class VectorCache:
 
     db_path: str  # for messages
     embedding_set: database.EmbeddingSet
-    matrix: np.ndarray  # (rows, dims) float32, unit rows; zero rows for vectors that have no cosine
+    matrix: np.ndarray  # (rows, dims) float32, unit rows; zero rows for vectors that have no cosine (or
+    # ``published.rows.RemoteRows``, rows read from a store while a published version's are not here yet)
     codes: np.ndarray  # (rows, dims) int8: ``quantised.encode`` of the matrix, and its per-row float64 terms
     scales: np.ndarray
     residuals: np.ndarray
@@ -270,12 +271,14 @@ class VectorCache:
 def load(folder: Path, db_path: Path) -> VectorCache:
     """A cache written by ``VectorCache.save``, its arrays memory-mapped: shared by every process on the machine."""
     meta = json.loads((folder / "vectors.json").read_text(encoding="utf-8"))
+    arrays = {name: np.load(folder / f"{name}.npy", mmap_mode="r") for name in _ARRAYS if name != "matrix"}
     return VectorCache(
         db_path=str(db_path),
         embedding_set=database.EmbeddingSet(**meta["embedding_set"]),
         attributes=Attributes.load(folder),
         build_seconds=float(meta["build_seconds"]),
-        **{name: np.load(folder / f"{name}.npy", mmap_mode="r") for name in _ARRAYS},
+        matrix=spill.matrix(folder, db_path, arrays["codes"].shape),
+        **arrays,
     )
 
 

@@ -4,6 +4,8 @@ The store's layout under the URL's prefix:
 
     versions/<version>/chunks.db            ChunkHound's file as it was read (its WAL beside it, when it had one)
     versions/<version>/chunks.db.snapshot-N our snapshot of that state (format N): a reader searches it at once
+                                            (its float32 rows, ``matrix.npy``, have block digests beside them:
+                                            ``matrix.npy.blocks``, read before the rows are here)
     versions/<version>/manifest.json        the version's manifest
     manifest.json                           the newest version's manifest: the one object a reader polls
 
@@ -23,6 +25,7 @@ from onetool_code.errors import OneToolCodeError
 FORMAT = 1  # bump when a reader of the previous format could not use a version
 LATEST = "manifest.json"
 SHIPPED = ".snapshot-"  # a snapshot shipped beside the index file: the file's name, this, and its format
+BLOCKS = ".blocks"  # beside a shipped snapshot's float32 rows: the sha256 of each block (``rows.py``)
 VERSIONS = "versions/"
 MAX_BYTES = 4 << 20  # a manifest of this size names some 30,000 objects
 MAX_OBJECTS = 20_000

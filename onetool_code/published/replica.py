@@ -22,14 +22,13 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from onetool_code import progress
 from onetool_code.errors import NotIndexedError, OneToolCodeError
-from onetool_code.published import manifest
+from onetool_code.published import download, manifest, rows
 from onetool_code.published.environment import Environment
 from onetool_code.published.store import Location, Missing, Store, StoreError, Unchanged
 from onetool_code.reading import PUBLISHED_MARKER
@@ -37,7 +36,6 @@ from onetool_code.schema import DB_FILE_NAME, WAL_SUFFIX
 from onetool_code.spans import note
 
 DB_FOLDER = (".chunkhound", "db")  # where a version's files go under its project folder: ChunkHound's default
-SPARE_BYTES = 256 << 20  # left free on the cache's disk after a fetch
 
 
 @dataclass(frozen=True)
@@ -60,6 +58,7 @@ class Version:
 
 _NOTICES: dict[str, str] = {}  # a root -> why it answers from a version that may not be the newest
 _REACH: dict[str, tuple[Location, Environment]] = {}  # a version's root -> its store, as this process reached it
+_FETCHED_HERE: set[str] = set()  # the versions this process fetched: a one-shot search leaves their rows to the next
 _LOCK = threading.Lock()
 _background = False
 _running: dict[str, threading.Thread] = {}
@@ -109,7 +108,10 @@ def _project_folder(db_path: Path) -> Path:
 
 def place(text: str, env: Environment) -> Path:
     """The project folder that a search of the store URL ``text`` reads: the newest version, fetched if need be
-    (but for its index file, while the snapshot shipped with it serves: ``complete`` fetches it when it does not)."""
+    (but for its index file, while the snapshot shipped with it serves: ``complete`` fetches it when it does not;
+    and for its float32 rows, read by ranges until they are here: ``rows.py``). The rows are fetched whole in a
+    thread started by the first search of a process that finds the version here already (a first search on a
+    machine does not share its two cores with that download), and at once in a long-lived host."""
     location = Location.parse(text)
     home = folder(location, env)
     held = _held(home)
@@ -124,6 +126,8 @@ def place(text: str, env: Environment) -> Path:
             held = _check(location, home, env)
     with _LOCK:
         _REACH[str(held.root)] = (location, env)
+    if _background or str(held.root) not in _FETCHED_HERE:
+        rows.fill_in_background(held.root, held.manifest, _rows_here(held), location, env)
     return held.root
 
 
@@ -142,14 +146,14 @@ def complete(db_path: Path) -> None:
         found = _version(root.parent).manifest
         where = root.joinpath(*DB_FOLDER)
         todo = [(item, where / item.key.removeprefix(found.folder())) for item in found.items]
-        todo = [(item, path) for item, path in todo if not path.exists()]
+        todo = [(item, path) for item, path in todo if item.key in _database(found) and not path.exists()]
         if not todo:
             return
         parts = [(item, path.with_name(path.name + ".fetching")) for item, path in todo]
         size = sum(item.size for item, _ in todo)
-        _room(home, found, size - sum(min(_size(part), item.size) for item, part in parts))
+        download.room(home, found, size - sum(min(download.size_of(part), item.size) for item, part in parts))
         note(f"fetching the index file of version {found.version} of {location.url} ({size / 1e6:,.1f} MB)")
-        _download_all(Store(location, env), parts, root.parent, size)
+        download.fetch_all(Store(location, env), parts, root.parent, size)
         for (_, path), (_, part) in sorted(zip(todo, parts, strict=True), key=lambda pair: pair[0][1] == db_path):
             os.utime(part, (found.created, found.created))  # the WAL first: the file never shows without it
             part.rename(path)
@@ -197,6 +201,7 @@ def _check(location: Location, home: Path, env: Environment) -> Version:
             return _unreachable(location, home, held, state, exc)
         _write_state(home, {"version": found.version, "etag": etag, "checked": time.time()})
         _NOTICES.pop(str(version.root), None)
+        _FETCHED_HERE.add(str(version.root))
         _remove_old(home, keep={found.version, held.manifest.version if held else found.version})
         note(f"fetched version {found.version} of {location.url} ({found.size / 1e6:,.1f} MB)")
         return version
@@ -239,10 +244,12 @@ def _fetch(store: Store, found: manifest.Manifest, home: Path) -> Version:
     partial.mkdir(mode=0o700, parents=True, exist_ok=True)
     where = partial / found.project / Path(*DB_FOLDER)
     left = _left_in_store(found)
+    for key in left:  # what a killed fetch of another reader left of them: never taken for whole
+        (where / key.removeprefix(found.folder())).unlink(missing_ok=True)
     todo = [(item, where / item.key.removeprefix(found.folder())) for item in found.items if item.key not in left]
     size = sum(item.size for item, _ in todo)
-    _room(home, found, size - sum(min(_size(path), item.size) for item, path in todo))
-    _download_all(store, todo, target, size)
+    download.room(home, found, size - sum(min(download.size_of(path), item.size) for item, path in todo))
+    download.fetch_all(store, todo, target, size)
     for _, path in todo:  # as old as the version: a search reads the file at once, not after a quiet spell
         os.utime(path, (found.created, found.created))
     marker = {"url": store.location.url, "version": found.version, "created": found.created, "git": found.git}
@@ -253,80 +260,46 @@ def _fetch(store: Store, found: manifest.Manifest, home: Path) -> Version:
 
 
 def _left_in_store(found: manifest.Manifest) -> set[str]:
-    """The keys a reader need not fetch: the index file and its WAL, when the version ships a snapshot of them
-    (a reader that can use it never opens the file; two thirds of a version's bytes)."""
+    """The keys a first fetch leaves in the store, when the version ships a snapshot: the index file and its WAL
+    (a reader that can use the snapshot never opens the file; two thirds of a version's bytes), and the float32
+    rows that have block digests beside them (a search reads a few hundred rows by range; fetched whole later)."""
+    return _database(found) | _rows(found)
+
+
+def _database(found: manifest.Manifest) -> set[str]:
     base = found.folder() + DB_FILE_NAME
     if not any(i.key.startswith(base + manifest.SHIPPED) and i.key.endswith("/snapshot.json") for i in found.items):
         return set()
     return {base, base + WAL_SUFFIX}
 
 
-def _room(home: Path, found: manifest.Manifest, needed: int) -> None:
-    free = shutil.disk_usage(home).free
-    if needed + SPARE_BYTES > free:
-        raise StoreError(
-            f"not enough free space in {home} to fetch version {found.version} ({needed / 1e6:,.0f} MB needed, "
-            f"{free / 1e6:,.0f} MB free); set ONETOOL_CODE_CACHE_DIR to a folder on a larger disk"
-        )
+def _rows(found: manifest.Manifest) -> set[str]:
+    keys = {i.key for i in found.items}
+    shipped = found.folder() + DB_FILE_NAME + manifest.SHIPPED
+    return {k.removesuffix(manifest.BLOCKS) for k in keys if k.startswith(shipped) and k.endswith(manifest.BLOCKS)} & (
+        keys if _database(found) else set()
+    )
 
 
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
+def _rows_here(held: Version) -> list[tuple[manifest.Item, Path]]:
+    """The rows a version left in the store, each with the path it lands at."""
+    where, keys = held.root.joinpath(*DB_FOLDER), _rows(held.manifest)
+    return [(i, where / i.key.removeprefix(held.manifest.folder())) for i in held.manifest.items if i.key in keys]
 
 
-def _download_all(store: Store, todo: list[tuple[manifest.Item, Path]], target: Path, size: int) -> None:
-    """Each object into its path (resumed, verified), with one progress bar over them all."""
-    watcher = progress.watcher()
-    reading = watcher(target) if watcher is not None else None
-    done = sum(min(_size(path), item.size) for item, path in todo)
-    try:
-        for item, path in todo:
-            before = done
-            done += _download(store, item, path, lambda n, before=before: _told(reading, before + n, size))
-    finally:
-        if reading is not None:
-            reading.close()
-
-
-def _told(reading: progress.Reading | None, done: int, total: int) -> None:
-    if reading is not None:
-        reading("MB from the store", done >> 20, total >> 20)
-
-
-def _download(store: Store, item: manifest.Item, path: Path, told: Callable[[int], None]) -> int:
-    """One object into ``path``, resumed from what a killed fetch left there; returns the bytes fetched now."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    digest = hashlib.sha256()
-    offset = path.stat().st_size if path.is_file() else 0
-    if offset > item.size:
-        path.unlink()
-        offset = 0
-    if offset:
-        with path.open("rb") as f:
-            while block := f.read(1 << 20):
-                digest.update(block)
-    fetched = 0
-    if offset < item.size or item.size == 0:
-        with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab") as out:
-            for block in store.stream(item.key, offset, item.size) if offset < item.size else ():
-                if offset + fetched + len(block) > item.size:
-                    raise StoreError(f"{store.location.url}/{item.key} is longer than its manifest says: refused")
-                out.write(block)
-                digest.update(block)
-                fetched += len(block)
-                told(fetched)
-            out.flush()
-            os.fsync(out.fileno())  # on disk before the version is renamed into place: whole after a crash
-    if digest.hexdigest() != item.sha256:
-        path.unlink()
-        raise StoreError(
-            f"{store.location.url}/{item.key} does not match the sha256 its manifest gives: refused (the version "
-            "is not used; it is fetched again at the next check)"
-        )
-    return fetched
+def remote_rows(db_path: Path, folder: Path, shape: tuple[int, int]) -> rows.RemoteRows:
+    """The float32 rows of a shipped snapshot's vector set ``folder`` (adopted for the index file ``db_path``)
+    that its version left in the store: read from it by range until they are here whole."""
+    root = _project_folder(db_path)
+    with _LOCK:
+        reach = _REACH.get(str(root))
+    found = _version(root.parent) if reach is not None else None
+    tail = f"/{folder.name}/matrix.npy"
+    for item, path in _rows_here(found) if found is not None else ():
+        if item.key.endswith(tail):
+            digests = (folder / ("matrix.npy" + manifest.BLOCKS)).read_bytes()
+            return rows.RemoteRows(Store(*reach), item, digests, shape, path, folder / "matrix.npy")
+    raise StoreError(f"the vectors of {db_path} are not on this machine: search its store URL to fetch them")
 
 
 def _held(home: Path) -> Version | None:

@@ -117,6 +117,13 @@ class Store:
                 return
             yield bytes(chunk)
 
+    def ranges(self, key: str, starts: list[int], ends: list[int], *, gap: int) -> list[bytes]:
+        """Byte ranges of one object (requests in parallel; ranges less than ``gap`` apart fetched as one)."""
+        import obstore
+
+        found = self._call(lambda: obstore.get_ranges(self._store, key, starts=starts, ends=ends, coalesce=gap), key)
+        return [bytes(b) for b in found]
+
     def put(self, key: str, data: bytes | Path) -> None:
         import obstore
 

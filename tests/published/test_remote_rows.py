@@ -1,0 +1,110 @@
+"""A published version's float32 rows left in the store at its first fetch: read by verified ranges until they are
+fetched whole, with a local search's answers, and never a wrong answer from a changed or vanished store (a real
+SeaweedFS, the session's, as in ``test_published.py``)."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+
+import obstore
+import pytest
+from obstore.store import S3Store
+
+import onetool_code
+from onetool_code import cli, index, published, request, settings
+from onetool_code.published import rows
+from onetool_code.search import engine
+
+QUERIES = ("parse configuration file", "read settings from the environment", "search results ranking")
+
+
+@pytest.fixture
+def store(seaweedfs, monkeypatch):
+    for name, value in seaweedfs.environment().items():
+        monkeypatch.setenv(name, value)
+    return f"s3://indexes/r{secrets.token_hex(6)}/sample"
+
+
+def _client(url: str) -> S3Store:
+    return S3Store.from_url(url, client_options={"allow_http": True})
+
+
+def _publish(capsys, url: str, root) -> dict:
+    assert cli.main(["publish", url, "--path", str(root)]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    return json.loads(bytes(obstore.get(_client(url), "manifest.json").bytes()))
+
+
+def _semantic(path, base_url: str) -> list:
+    """Each query's semantic page, before shaping: chunk ranges and scores, the index's own answer."""
+    resolved = settings.resolve(path=str(path), base_url=base_url)
+    return [
+        [
+            (h.file_path, h.start_line, h.end_line, h.score)
+            for h in engine.run(resolved, request.parse(queries=q, limit=30, mode="semantic")).hits
+        ]
+        for q in QUERIES
+    ]
+
+
+def _rows_here(cache) -> list:
+    return sorted(p.name for p in cache.glob("published/*/*/*/.chunkhound/db/*.snapshot-*/vectors-*/matrix.npy*"))
+
+
+def test_rows_are_read_by_range_then_fetched_whole_with_the_local_answers(
+    capsys, store, sample_index, tmp_path, monkeypatch
+):
+    latest = _publish(capsys, store, sample_index.root)
+    matrix = next(i for i in latest["items"] if i["key"].endswith("/matrix.npy"))
+    assert any(i["key"] == matrix["key"] + ".blocks" for i in latest["items"])  # listed, size and sha256 checked
+    local = _semantic(sample_index.root, sample_index.base_url)
+    cache = tmp_path / "empty-machine"
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(cache))
+    index.reset()
+    assert _semantic(store, sample_index.base_url) == local
+    assert _rows_here(cache) == ["matrix.npy.blocks"]  # the rows were read from the store, not fetched
+    # A long-lived host (or the next search process) fetches them whole, verified, in the background.
+    published.refresh_in_background()
+    try:
+        assert _semantic(store, sample_index.base_url) == local
+        deadline = time.monotonic() + 60
+        while "matrix.npy" not in _rows_here(cache) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _rows_here(cache) == ["matrix.npy", "matrix.npy.blocks"]
+        # From here no range is read: with the store gone, the rows still answer (from the mapped file).
+        monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+        assert _semantic(store, sample_index.base_url) == local
+        index.reset()
+        assert _semantic(store, sample_index.base_url) == local
+    finally:
+        published.reset()
+
+
+def test_a_block_that_does_not_match_its_digest_is_refused(capsys, store, sample_index, tmp_path, monkeypatch):
+    latest = _publish(capsys, store, sample_index.root)
+    client = _client(store)
+    key = next(i["key"] for i in latest["items"] if i["key"].endswith("/matrix.npy"))
+    body = bytearray(bytes(obstore.get(client, key).bytes()))
+    for at in range(rows.BLOCK // 2, len(body), rows.BLOCK):  # one byte of every block: whichever rows are read
+        body[at] ^= 0x01
+    obstore.put(client, key, bytes(body))
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(tmp_path / "cache"))
+    answer = onetool_code.search(query=QUERIES[0], path=store, base_url=sample_index.base_url, mode="semantic")
+    assert answer.startswith("Error") and "does not match its block digests" in answer and "refused" in answer
+    assert "AKID" not in answer and "weed-secret" not in answer
+    # The lexical search, which reads no vector, answers.
+    assert not onetool_code.search(query=QUERIES[0], path=store, mode="lexical").startswith("Error")
+
+
+def test_a_store_gone_before_the_rows_are_fetched_is_a_clear_error(capsys, store, sample_index, tmp_path, monkeypatch):
+    _publish(capsys, store, sample_index.root)
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(tmp_path / "cache"))
+    fetched = _semantic(store, sample_index.base_url)
+    assert all(fetched)
+    index.reset()  # a new process: nothing of the rows held in memory
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")  # nothing listens there: the store is down
+    answer = onetool_code.search(query=QUERIES[0], path=store, base_url=sample_index.base_url, mode="semantic")
+    assert answer.startswith("Error") and "cannot be reached" in answer and "search again" in answer
+    assert "weed-secret" not in answer
