@@ -25,15 +25,18 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from onetool_code.errors import NotIndexedError, OneToolCodeError
-from onetool_code.published import download, manifest, rows
+from onetool_code.published import download, manifest
 from onetool_code.published.environment import Environment
 from onetool_code.published.store import Location, Missing, Store, StoreError, Unchanged
 from onetool_code.reading import PUBLISHED_MARKER
 from onetool_code.schema import DB_FILE_NAME, WAL_SUFFIX
 from onetool_code.spans import note
+
+if TYPE_CHECKING:
+    from onetool_code.published.rows import RemoteRows
 
 DB_FOLDER = (".chunkhound", "db")  # where a version's files go under its project folder: ChunkHound's default
 
@@ -127,6 +130,8 @@ def place(text: str, env: Environment) -> Path:
     with _LOCK:
         _REACH[str(held.root)] = (location, env)
     if _background or str(held.root) not in _FETCHED_HERE:
+        from onetool_code.published import rows  # numpy's: not at the pack's start-up
+
         rows.fill_in_background(held.root, held.manifest, _rows_here(held), location, env)
     return held.root
 
@@ -287,18 +292,20 @@ def _rows_here(held: Version) -> list[tuple[manifest.Item, Path]]:
     return [(i, where / i.key.removeprefix(held.manifest.folder())) for i in held.manifest.items if i.key in keys]
 
 
-def remote_rows(db_path: Path, folder: Path, shape: tuple[int, int]) -> rows.RemoteRows:
+def remote_rows(db_path: Path, folder: Path, shape: tuple[int, int]) -> RemoteRows:
     """The float32 rows of a shipped snapshot's vector set ``folder`` (adopted for the index file ``db_path``)
     that its version left in the store: read from it by range until they are here whole."""
     root = _project_folder(db_path)
     with _LOCK:
         reach = _REACH.get(str(root))
     found = _version(root.parent) if reach is not None else None
+    from onetool_code.published.rows import RemoteRows
+
     tail = f"/{folder.name}/matrix.npy"
     for item, path in _rows_here(found) if found is not None else ():
         if item.key.endswith(tail):
             digests = (folder / ("matrix.npy" + manifest.BLOCKS)).read_bytes()
-            return rows.RemoteRows(Store(*reach), item, digests, shape, path, folder / "matrix.npy")
+            return RemoteRows(Store(*reach), item, digests, shape, path, folder / "matrix.npy")
     raise StoreError(f"the vectors of {db_path} are not on this machine: search its store URL to fetch them")
 
 
