@@ -108,3 +108,16 @@ def test_a_store_gone_before_the_rows_are_fetched_is_a_clear_error(capsys, store
     answer = onetool_code.search(query=QUERIES[0], path=store, base_url=sample_index.base_url, mode="semantic")
     assert answer.startswith("Error") and "cannot be reached" in answer and "search again" in answer
     assert "weed-secret" not in answer
+
+
+def test_a_version_published_without_block_digests_is_fetched_whole(capsys, store, sample_index, tmp_path, monkeypatch):
+    """What a publisher before the digests wrote: its rows are fetched with the rest, as before."""
+    latest = _publish(capsys, store, sample_index.root)
+    latest["items"] = [i for i in latest["items"] if not i["key"].endswith(".blocks")]
+    obstore.put(_client(store), "manifest.json", json.dumps(latest).encode())
+    local = _semantic(sample_index.root, sample_index.base_url)
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(cache))
+    index.reset()
+    assert _semantic(store, sample_index.base_url) == local
+    assert _rows_here(cache) == ["matrix.npy"]
