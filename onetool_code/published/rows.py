@@ -7,8 +7,8 @@ with ranged GETs. Each block is checked against its sha256 before a row of it is
 them, one per ``BLOCK`` bytes of the ``.npy`` file, header included, into ``matrix.npy.blocks``, an object the
 manifest lists with its own size and sha256. A block that does not match is refused, never answered from.
 
-Meanwhile the matrix is fetched whole in a thread (``fill_in_background``), checked against the manifest's
-sha256 and renamed into place; from then on it is mapped, as a local snapshot's is, and no range is read.
+Meanwhile the matrix is fetched whole in a thread (``fill_in_background``), each block checked against its
+digest as it is written, and renamed into place; from then on it is mapped, as a local snapshot's is, and no range is read.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import io
 import os
 import threading
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
@@ -31,6 +32,7 @@ from onetool_code.published.store import Location, Store, StoreError
 BLOCK = 16 << 10  # bytes per digest: a row of 1536 float32 spans one or two; 43,000 digests (1.4 MB) at 670 MB
 DIGEST = 32
 HELD_BLOCKS = 4096  # verified blocks a process keeps (64 MiB), until the matrix is here whole
+SYNCED = 32 << 20  # bytes of a background fetch written between two records of its progress
 
 
 def write_digests(path: Path) -> Path:
@@ -184,19 +186,22 @@ def fill_in_background(
         try:
             fd = os.open(root.parent / "rows.lock", os.O_RDWR | os.O_CREAT, 0o600)
         except OSError:
-            return
+            fd = None
         try:
+            if fd is None:
+                return
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             store = Store(location, env)
             for item, path in todo:
                 part = path.with_name(path.name + ".fetching")
-                download.fetch(store, item, part, lambda _: None)
+                _fetch(store, item, path.with_name(path.name + manifest.BLOCKS).read_bytes(), part)
                 os.utime(part, (found.created, found.created))
                 part.rename(path)
         except (OSError, OneToolCodeError):
             pass  # the store gone, another process at it, the version removed: ranges serve meanwhile
         finally:
-            os.close(fd)
+            if fd is not None:
+                os.close(fd)
             with _FILLING_LOCK:
                 _filling.discard(str(root))
 
@@ -205,3 +210,43 @@ def fill_in_background(
 
 _filling: set[str] = set()
 _FILLING_LOCK = threading.Lock()
+
+
+def _fetch(store: Store, item: manifest.Item, digests: bytes, part: Path) -> None:
+    """One rows object into ``part``, each block checked against its digest before it is written (the digests were
+    checked against the manifest's sha256 when they were fetched: every byte is checked, once). What is on disk
+    (``fsync``) is recorded every ``SYNCED`` bytes, and a fetch a process's exit cut short resumes from there,
+    reading nothing twice: a search process that lives a second or two still moves the fetch on."""
+    record = part.with_name(part.name + ".done")
+    try:
+        kept = min(int(record.read_text(encoding="utf-8")), download.size_of(part)) // BLOCK * BLOCK
+    except (OSError, ValueError):
+        kept = 0
+    index, pending = kept // BLOCK, bytearray()
+    with os.fdopen(os.open(part, os.O_RDWR | os.O_CREAT, 0o600), "r+b") as out:
+        out.truncate(kept)
+        out.seek(kept)
+        synced = kept
+        for chunk in store.stream(item.key, kept, item.size) if kept < item.size else ():
+            pending += chunk
+            used = 0
+            while (rest := len(pending) - used) >= BLOCK or (rest > 0 and index * BLOCK + rest >= item.size):
+                block = bytes(pending[used : used + BLOCK])
+                if hashlib.sha256(block).digest() != digests[index * DIGEST : (index + 1) * DIGEST]:
+                    raise StoreError(f"{store.location.url}/{item.key} does not match its block digests: refused")
+                out.write(block)
+                used, index = used + len(block), index + 1
+            del pending[:used]
+            if out.tell() - synced >= SYNCED:
+                synced = _synced(out, record)
+        _synced(out, record)
+        if pending or out.tell() != item.size:
+            raise StoreError(f"{store.location.url}/{item.key} is not the size its manifest gives: refused")
+    record.unlink()
+
+
+def _synced(out: BinaryIO, record: Path) -> int:
+    out.flush()
+    os.fsync(out.fileno())
+    record.write_text(str(out.tell()), encoding="utf-8")
+    return out.tell()

@@ -121,3 +121,31 @@ def test_a_version_published_without_block_digests_is_fetched_whole(capsys, stor
     index.reset()
     assert _semantic(store, sample_index.base_url) == local
     assert _rows_here(cache) == ["matrix.npy"]
+
+
+def test_a_fetch_of_the_rows_cut_short_is_resumed_and_verified(capsys, store, sample_index, tmp_path, monkeypatch):
+    latest = _publish(capsys, store, sample_index.root)
+    item = next(i for i in latest["items"] if i["key"].endswith("/matrix.npy"))
+    body = bytes(obstore.get(_client(store), item["key"]).bytes())
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(cache))
+    local = _semantic(sample_index.root, sample_index.base_url)
+    assert _semantic(store, sample_index.base_url) == local
+    # What a search process's exit left of the background fetch: a prefix cut inside a block, and the record of
+    # what of it was on disk.
+    (blocks,) = cache.glob("published/*/*/*/.chunkhound/db/*.snapshot-*/vectors-*/matrix.npy.blocks")
+    blocks.with_name("matrix.npy.fetching").write_bytes(body[: len(body) // 2 + 7])
+    blocks.with_name("matrix.npy.fetching.done").write_text(str(len(body) // 2 + 7))
+    published.refresh_in_background()
+    try:
+        _semantic(store, sample_index.base_url)
+        deadline = time.monotonic() + 60
+        while not blocks.with_name("matrix.npy").exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert blocks.with_name("matrix.npy").read_bytes() == body
+        assert not blocks.with_name("matrix.npy.fetching").exists()
+        assert not blocks.with_name("matrix.npy.fetching.done").exists()
+    finally:
+        published.reset()
+    index.reset()
+    assert _semantic(store, sample_index.base_url) == local
