@@ -18,6 +18,7 @@ import fcntl
 import hashlib
 import io
 import os
+import shutil
 import threading
 from pathlib import Path
 from typing import BinaryIO
@@ -28,6 +29,7 @@ from onetool_code.errors import OneToolCodeError
 from onetool_code.published import download, manifest
 from onetool_code.published.environment import Environment
 from onetool_code.published.store import Location, Store, StoreError
+from onetool_code.spans import note
 
 BLOCK = 16 << 10  # bytes per digest: a row of 1536 float32 spans one or two; 43,000 digests (1.4 MB) at 670 MB
 DIGEST = 32
@@ -175,8 +177,13 @@ def fill_in_background(
     root: Path, found: manifest.Manifest, todo: list[tuple[manifest.Item, Path]], location: Location, env: Environment
 ) -> None:
     """Fetch the rows a version left in the store, whole and verified, in a thread (one per version and process;
-    a process finding another one at it leaves it to that one). Searches then map them: no more ranges."""
+    a process finding another one at it leaves it to that one). Searches then map them: no more ranges. Rows that
+    would not leave ``SPARE_BYTES`` free stay in the store, read by range."""
     todo = [(item, path) for item, path in todo if not path.exists()]
+    needed = sum(item.size - download.size_of(path.with_name(path.name + ".fetching")) for item, path in todo)
+    if todo and needed + download.SPARE_BYTES > shutil.disk_usage(root).free:
+        note(f"the rows of version {found.version} stay in the store: {needed / 1e6:,.0f} MB do not fit the disk")
+        return
     with _FILLING_LOCK:
         if not todo or str(root) in _filling:
             return

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import shutil
 import time
 
 import obstore
@@ -149,3 +150,28 @@ def test_a_fetch_of_the_rows_cut_short_is_resumed_and_verified(capsys, store, sa
         published.reset()
     index.reset()
     assert _semantic(store, sample_index.base_url) == local
+
+
+def test_rows_that_do_not_fit_the_disk_stay_in_the_store(capsys, store, sample_index, tmp_path, monkeypatch, spans):
+    """A disk cannot be filled for real here without risk to the machine: its answer is replaced (the one mock)."""
+    _publish(capsys, store, sample_index.root)
+    local = _semantic(sample_index.root, sample_index.base_url)
+    cache = tmp_path / "small-disk"
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(cache))
+    index.reset()
+    assert _semantic(store, sample_index.base_url) == local
+    usage = shutil.disk_usage
+    monkeypatch.setattr(rows.shutil, "disk_usage", lambda path: usage(path)._replace(free=0))
+    published.refresh_in_background()
+    try:
+        for _ in range(3):
+            assert _semantic(store, sample_index.base_url) == local
+            time.sleep(0.2)
+        assert "results" in onetool_code.search(
+            query=QUERIES[0], path=store, base_url=sample_index.base_url, mode="semantic", format="json"
+        )
+    finally:
+        published.reset()
+    assert _rows_here(cache) == ["matrix.npy.blocks"]
+    said = " ".join(r.getMessage() for r in spans)
+    assert "stay in the store" in said and "do not fit the disk" in said, said
