@@ -168,6 +168,8 @@ def _published(version: published.Fetched) -> str:
     told = f"{version.url}, version {version.version}, published {made} ({_age(time.time() - version.created)} ago)"
     if version.git and version.git.get("commit"):
         told += f", commit {str(version.git['commit'])[:12]}" + (" (tree dirty)" if version.git.get("dirty") else "")
+    if version.rows_in_store:
+        told += "; its vectors' float32 rows are read from the store by range until their fetch completes"
     return told
 
 

@@ -49,6 +49,7 @@ class Fetched:
     version: str
     created: float  # when the version was published
     git: dict[str, Any] | None  # the publisher's commit and whether its tree was dirty, when it was in git
+    rows_in_store: bool = False  # float32 rows still read from the store by range (a fetch of them under way)
 
 
 @dataclass(frozen=True)
@@ -97,8 +98,14 @@ def fetched(folder: Path, cache_root: Path) -> Fetched | None:
             return None
         marker = json.loads((folder / PUBLISHED_MARKER).read_text(encoding="utf-8"))
         git = marker.get("git")
+        digests = folder.joinpath(*DB_FOLDER).glob(f"*/vectors-*/*{manifest.BLOCKS}")
+        left = any(not path.with_name(path.name.removesuffix(manifest.BLOCKS)).exists() for path in digests)
         return Fetched(
-            str(marker["url"]), str(marker["version"]), float(marker["created"]), git if isinstance(git, dict) else None
+            str(marker["url"]),
+            str(marker["version"]),
+            float(marker["created"]),
+            git if isinstance(git, dict) else None,
+            left,
         )
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None

@@ -74,6 +74,7 @@ def test_rows_are_read_by_range_then_fetched_whole_with_the_local_answers(
         while "matrix.npy" not in _rows_here(cache) and time.monotonic() < deadline:
             time.sleep(0.2)
         assert _rows_here(cache) == ["matrix.npy", "matrix.npy.blocks"]
+        assert onetool_code.status(path=store, format="json")["published"]["rows_in_store"] is False
         # From here no range is read: with the store gone, the rows still answer (from the mapped file).
         monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
         assert _semantic(store, sample_index.base_url) == local
@@ -173,5 +174,7 @@ def test_rows_that_do_not_fit_the_disk_stay_in_the_store(capsys, store, sample_i
     finally:
         published.reset()
     assert _rows_here(cache) == ["matrix.npy.blocks"]
+    assert "float32 rows are read from the store by range" in onetool_code.status(path=store)
+    assert onetool_code.status(path=store, format="json")["published"]["rows_in_store"] is True
     said = " ".join(r.getMessage() for r in spans)
     assert "stay in the store" in said and "do not fit the disk" in said, said
