@@ -100,8 +100,10 @@ def adopt(key: Key, db_path: Path, signature: Signature) -> bool:
             target = into / path.relative_to(shipped)
             if path.is_dir():
                 target.mkdir(mode=0o700, exist_ok=True)
-            elif path.name != "snapshot.json":
-                _link(path, target)
+            elif path.name != "snapshot.json" and not path.name.endswith(
+                (manifest.FETCHING, f"{manifest.FETCHING}.done")
+            ):
+                _link(path, target)  # not the rows a background fetch is still writing
         (into / "snapshot.json").write_text(json.dumps(meta), encoding="utf-8")
 
     adopted = publish(folder(key, signature, snapshot.FORMAT), write)

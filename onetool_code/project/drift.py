@@ -211,7 +211,7 @@ class Checkout:
                 self._watch = None
 
 
-def _walk(root: Path, exclude: frozenset[Path], entered: Callable[[str], None] | None = None) -> _Walked:
+def _walk(root: Path, exclude: frozenset[Path], entered: Callable[[str], bool] | None = None) -> _Walked:
     rules = [_stated(path) for path in _rule_files(root)]  # before the walk: a change during it is seen next time
     result = walk(root, exclude=exclude, entered=entered)
     # A .gitignore made later changes its directory's mtime: only those there now are stated again.

@@ -83,12 +83,13 @@ def walk(
     *,
     exclude: frozenset[Path] = frozenset(),
     max_file_size: int = MAX_FILE_SIZE,
-    entered: Callable[[str], None] | None = None,
+    entered: Callable[[str], bool] | None = None,
 ) -> WalkResult:
     """Every indexable file under ``root`` in path order, plus the count of skipped ones by reason.
 
     ``exclude`` holds absolute paths never to index (the index file and its sidecars); ``entered`` is told each
-    directory before it is listed (a watcher set then misses no change made while the walk goes on).
+    directory before it is listed (a watcher set then misses no change made while the walk goes on), and says
+    False of one met already by another path.
     """
     walker = _Walker(root, exclude, max_file_size, entered)
     info = root.stat()
@@ -98,7 +99,7 @@ def walk(
 
 
 def walk_entry(
-    root: Path, rel_dir: str, name: str, *, exclude: frozenset[Path], entered: Callable[[str], None] | None = None
+    root: Path, rel_dir: str, name: str, *, exclude: frozenset[Path], entered: Callable[[str], bool] | None = None
 ) -> WalkResult:
     """One entry made since in a walked directory (``rel_dir``), as the whole walk would meet it: a file, or a
     folder walked whole. A watched checkout walks only what is new."""
@@ -136,7 +137,7 @@ def rules_at(root: Path, rel_dir: str) -> IgnoreRules:
 
 class _Walker:
     def __init__(
-        self, root: Path, exclude: frozenset[Path], max_file_size: int, entered: Callable[[str], None] | None
+        self, root: Path, exclude: frozenset[Path], max_file_size: int, entered: Callable[[str], bool] | None
     ) -> None:
         self.root = root.resolve()
         self.entered = entered
@@ -156,10 +157,11 @@ class _Walker:
         ancestors: tuple[tuple[int, int], ...],
         mtime_ns: int,
     ) -> None:
+        if self.entered is not None and not self.entered(str(directory)):
+            self.skip("symlink to a directory already indexed")  # met by a walk before this one
+            return
         self.visited.add(ancestors[-1])
         self.result.directories.append((str(directory), mtime_ns))  # as stated before it is listed
-        if self.entered is not None:
-            self.entered(str(directory))
         try:
             with os.scandir(directory) as scan:
                 entries = sorted(scan, key=lambda e: e.name)

@@ -11,6 +11,7 @@ watch limit reached, a network or FUSE file system (changes made on another mach
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from dataclasses import dataclass
@@ -18,7 +19,12 @@ from pathlib import Path
 from typing import Any
 
 # File systems whose changes made elsewhere (another host, the FUSE daemon's own side) send no event here.
-_NO_EVENTS = frozenset({"nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "virtiofs", "ceph", "afs", "sshfs", "lustre"})
+_NO_EVENTS = frozenset({
+    "nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "virtiofs", "ceph", "afs", "sshfs", "lustre",
+    "vboxsf", "prl_fs", "gpfs", "beegfs", "panfs", "glusterfs",
+})  # fmt: skip
+# What ``add_watch`` says of one folder alone (unreadable, gone or replaced since it was listed).
+_PASSED_OVER = frozenset({errno.EACCES, errno.ENOENT, errno.ENOTDIR, errno.ELOOP})
 
 
 class Unwatchable(Exception):
@@ -59,15 +65,22 @@ class Watch:
         self._directories: dict[int, str] = {}
         self.failure: str | None = None
 
-    def add(self, directory: str) -> None:
-        """Watch one directory; past the first failure (``ENOSPC``: the user's watch limit) nothing more is added
-        and ``failure`` says why."""
+    def add(self, directory: str) -> bool:
+        """Watch one directory before it is listed; False when it is watched already by another path (a link made
+        since to a folder the walk met: the kernel gives the same watch, and its events stay filed under the
+        folder's own path). Past the first failure that no folder can escape (``ENOSPC``: the user's watch limit)
+        nothing more is added and ``failure`` says why; a folder that is unreadable or gone again is passed over:
+        the walk cannot list it either, and its parent's events tell of it."""
         if self.failure is not None:
-            return
+            return True
         try:
-            self._directories[self._inotify.add_watch(directory, self._mask)] = directory
+            watch = self._inotify.add_watch(directory, self._mask)
         except OSError as exc:
-            self.failure = f"a directory could not be watched ({exc.strerror}): {directory}"
+            if exc.errno not in _PASSED_OVER:
+                self.failure = f"a directory could not be watched ({exc.strerror}): {directory}"
+            return True
+        known = self._directories.setdefault(watch, directory)
+        return known == directory
 
     def changes(self) -> set[Entry] | None:
         """The names touched since the last call, at once (no wait); None when the watch lost track."""

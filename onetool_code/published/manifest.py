@@ -25,6 +25,7 @@ from onetool_code.errors import OneToolCodeError
 FORMAT = 1  # bump when a reader of the previous format could not use a version
 LATEST = "manifest.json"
 SHIPPED = ".snapshot-"  # a snapshot shipped beside the index file: the file's name, this, and its format
+FETCHING = ".fetching"  # beside an object being fetched into the cache: never taken for the whole object
 BLOCKS = ".blocks"  # beside a shipped snapshot's float32 rows: the sha256 of each block (``rows.py``)
 VERSIONS = "versions/"
 MAX_BYTES = 4 << 20  # a manifest of this size names some 30,000 objects

@@ -161,7 +161,7 @@ def complete(db_path: Path) -> None:
         todo = [(item, path) for item, path in todo if item.key in _database(found) and not path.exists()]
         if not todo:
             return
-        parts = [(item, path.with_name(path.name + ".fetching")) for item, path in todo]
+        parts = [(item, path.with_name(path.name + manifest.FETCHING)) for item, path in todo]
         size = sum(item.size for item, _ in todo)
         download.room(home, found, size - sum(min(download.size_of(part), item.size) for item, part in parts))
         note(f"fetching the index file of version {found.version} of {location.url} ({size / 1e6:,.1f} MB)")

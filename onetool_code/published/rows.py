@@ -68,7 +68,8 @@ class RemoteRows:
 
     @property
     def nbytes(self) -> int:
-        return sum(len(b) for b in self._blocks.values())
+        with self._lock:  # other searches add blocks meanwhile
+            return sum(len(b) for b in self._blocks.values())
 
     def __len__(self) -> int:
         return self.shape[0]
@@ -98,7 +99,9 @@ class RemoteRows:
         if mapped is not None:
             return np.asarray(mapped[rows])
         rows = np.asarray(rows, dtype=np.int64).reshape(-1)
-        if rows.size and (rows.min() < 0 or rows.max() >= self.shape[0]):
+        if not rows.size:  # asked of every overlay: no store for no row
+            return np.empty((0, self.shape[1]), dtype=self.dtype)
+        if rows.min() < 0 or rows.max() >= self.shape[0]:
             raise IndexError(f"rows out of range 0..{self.shape[0] - 1}")
         width = self.shape[1] * self.dtype.itemsize
         starts = self._header() + rows * width
@@ -180,7 +183,7 @@ def fill_in_background(
     a process finding another one at it leaves it to that one). Searches then map them: no more ranges. Rows that
     would not leave ``SPARE_BYTES`` free stay in the store, read by range."""
     todo = [(item, path) for item, path in todo if not path.exists()]
-    needed = sum(item.size - download.size_of(path.with_name(path.name + ".fetching")) for item, path in todo)
+    needed = sum(item.size - download.size_of(path.with_name(path.name + manifest.FETCHING)) for item, path in todo)
     if todo and needed + download.SPARE_BYTES > shutil.disk_usage(root).free:
         note(f"the rows of version {found.version} stay in the store: {needed / 1e6:,.0f} MB do not fit the disk")
         return
@@ -200,7 +203,7 @@ def fill_in_background(
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             store = Store(location, env)
             for item, path in todo:
-                part = path.with_name(path.name + ".fetching")
+                part = path.with_name(path.name + manifest.FETCHING)
                 _fetch(store, item, path.with_name(path.name + manifest.BLOCKS).read_bytes(), part)
                 os.utime(part, (found.created, found.created))
                 part.rename(path)

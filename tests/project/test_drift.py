@@ -214,3 +214,39 @@ def test_a_checkout_on_a_network_file_system_is_stated_not_watched(project, monk
     with retry.open("a") as edit:
         edit.write("\nPAUSE = 2\n")
     assert drift(checkout, rows).changed == ("src/bookshelf/retry.py",)
+
+
+def test_a_link_made_to_a_watched_folder_leaves_its_edits_seen(project):
+    """The kernel gives a folder reached by a new link the watch it has already: the link is not walked (as the
+    whole walk would skip it), and the folder's events stay its own."""
+    checkout, rows = _watched(project)
+    (project.root / "src" / "linked").symlink_to(project.root / "src" / "bookshelf", target_is_directory=True)
+    assert drift(checkout, rows).files == 0
+    retry = project.root / "src/bookshelf/retry.py"
+    with retry.open("a") as edit:
+        edit.write("\nPAUSE = 2\n")
+    found = drift(checkout, rows)
+    assert found.changed == ("src/bookshelf/retry.py",)
+    assert not any(source.rel.startswith("src/linked/") for source in checkout.files())
+    assert drift(Checkout(project.root, frozenset()), rows) == found
+
+
+def test_a_folder_the_kernel_will_not_watch_is_passed_over(project, monkeypatch):
+    """Root reads every folder here, so the kernel's refusal of one (an unreadable folder, or one gone since it
+    was listed) is put in its mouth; the rest of the checkout stays watched."""
+    import inotify_simple
+
+    real = inotify_simple.INotify.add_watch
+
+    def refusing(self, path, mask):
+        if str(path).endswith("services"):
+            raise OSError(errno.EACCES, "Permission denied")
+        return real(self, path, mask)
+
+    monkeypatch.setattr(inotify_simple.INotify, "add_watch", refusing)
+    checkout, rows = _watched(project)
+    retry = project.root / "src/bookshelf/retry.py"
+    with retry.open("a") as edit:
+        edit.write("\nPAUSE = 2\n")
+    assert drift(checkout, rows).changed == ("src/bookshelf/retry.py",)
+    assert checkout.unwatched is None

@@ -178,3 +178,20 @@ def test_rows_that_do_not_fit_the_disk_stay_in_the_store(capsys, store, sample_i
     assert onetool_code.status(path=store, format="json")["published"]["rows_in_store"] is True
     said = " ".join(r.getMessage() for r in spans)
     assert "stay in the store" in said and "do not fit the disk" in said, said
+
+
+def test_an_edited_checkout_over_rows_left_in_the_store_searches_by_words_offline(
+    capsys, store, project, tmp_path, monkeypatch
+):
+    """The checkout laid over a published version asks the rows of no chunk of its own from the store: with the
+    store unreachable, a search by words still answers, the edit found."""
+    _publish(capsys, store, project.root)
+    cache = tmp_path / "offline-machine"
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(cache))
+    index.reset()
+    assert onetool_code.search(query="backoff_delays", path=str(project.root), db=store, mode="lexical")
+    assert _rows_here(cache) == ["matrix.npy.blocks"]
+    (project.root / "src/bookshelf/shelving.py").write_text("def weigh_parcels(parcels):\n    return len(parcels)\n")
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+    found = onetool_code.search(query="weigh_parcels", path=str(project.root), db=store, mode="lexical", format="json")
+    assert found["results"][0]["file_path"] == "src/bookshelf/shelving.py", found
