@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,9 @@ from onetool_code.project.watch import Unwatchable, Watch
 _UNKNOWN = FileState()  # a ``files`` row with no size, mtime or hash
 # A change to one of these names can change which files the walk keeps anywhere below: only a walk can tell.
 _RULE_NAMES = frozenset({".gitignore", "pyvenv.cfg"})
+# A watched checkout is still stated this often: a change no event told of (a file system sending none that the
+# watch could not recognise) is seen within it, for about 25 ms of stats a minute at Django.
+VERIFY_SECONDS = 60.0
 
 
 @dataclass(frozen=True)
@@ -94,6 +98,7 @@ class Checkout:
         self._watch: Watch | None = None
         self.unwatched: str | None = None  # why this checkout is not watched, once it cannot be
         self._generation = 0  # counts the changes a watch has seen: the same count, the same files
+        self._verified = 0.0  # when the watched files were last stated
         self._known: dict[str, SourceFile] = {}  # rel -> file, while watched
         # The last drift of a watched checkout, by the rows it was told and the change count: no event, no work.
         self.last: tuple[Sequence[FileRow], int, Drift] | None = None
@@ -113,7 +118,7 @@ class Checkout:
                 self._start_watching(walked)
             if self._watch is None:
                 return self._stated(self._walked or walked), None
-            if not self._caught_up():
+            if not self._caught_up() or not self._verified_lately():
                 self._rewalk()
             return self._walked.files, self._generation
 
@@ -143,6 +148,7 @@ class Checkout:
         files = tuple(_restat(walked.files))  # the edits in place made before the watches were set
         self._walked = dataclasses.replace(walked, files=files)
         self._known = {source.rel: source for source in files}
+        self._verified = time.monotonic()
         self._generation += 1
 
     def _rewalk(self) -> None:
@@ -163,7 +169,19 @@ class Checkout:
             return
         self._watch = watch
         self._known = {source.rel: source for source in self._walked.files}
+        self._verified = time.monotonic()
         self._generation += 1
+
+    def _verified_lately(self) -> bool:
+        """Whether the watched files were stated within ``VERIFY_SECONDS``, or are as the watch says now."""
+        assert self._walked is not None
+        if time.monotonic() - self._verified < VERIFY_SECONDS:
+            return True
+        walked = self._walked
+        if not walked.still_holds() or tuple(_restat(walked.files)) != walked.files:
+            return False
+        self._verified = time.monotonic()
+        return True
 
     def _caught_up(self) -> bool:
         """The watch's events applied to the files; False when only a walk can tell (events lost, a rule file

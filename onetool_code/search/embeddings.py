@@ -158,7 +158,7 @@ def _openai_request(
                 return client.embeddings.create(model=settings.model, input=texts, timeout=timeout, **extra)
 
         try:
-            response = transport.within(deadline, create, lambda: _clients.discard(slot))
+            response = transport.within(deadline, create, lambda held=client: _clients.discard(slot, held))
             break
         except (Stalled, openai.APITimeoutError) as exc:
             raise _timed_out(where, settings, attempts) from exc

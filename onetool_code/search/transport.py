@@ -181,11 +181,15 @@ class Clients:
                 client = self._held[slot] = make()
             return client
 
-    def discard(self, slot: Hashable) -> None:
+    def discard(self, slot: Hashable, client: Any = None) -> None:
+        """Close the slot's client: ``client`` only, when given (a request of it stalled; another thread may
+        have put a new one there since, which is not to be cut off)."""
         with self._lock:
-            client = self._held.pop(slot, None)
-        if client is not None:
-            client.close()
+            held = self._held.get(slot)
+            if held is None or (client is not None and held is not client):
+                return
+            del self._held[slot]
+        held.close()
 
     def close_all(self) -> None:
         for slot in self.slots():
@@ -210,7 +214,7 @@ def post(url: str, *, deadline: float, limit: int = ANSWER_BYTES, **options: Any
         with bounded(limit):
             return client.post(url, timeout=timeout, **options)
 
-    return within(deadline, send, lambda: _clients.discard(slot))
+    return within(deadline, send, lambda: _clients.discard(slot, client))
 
 
 def _client(slot: tuple[str, str, int | None]) -> Any:

@@ -250,3 +250,16 @@ def test_a_folder_the_kernel_will_not_watch_is_passed_over(project, monkeypatch)
         edit.write("\nPAUSE = 2\n")
     assert drift(checkout, rows).changed == ("src/bookshelf/retry.py",)
     assert checkout.unwatched is None
+
+
+def test_a_change_no_event_told_of_is_seen_within_the_verify_interval(project, monkeypatch):
+    """A file system that sends no events and was not recognised as one: the watch stays silent, and the
+    checkout is still stated every ``VERIFY_SECONDS`` (0 here: the next check)."""
+    checkout, rows = _watched(project)
+    monkeypatch.setattr(checkout._watch, "changes", lambda: set())  # the edit made on another machine
+    retry = project.root / "src/bookshelf/retry.py"
+    with retry.open("a") as edit:
+        edit.write("\nPAUSE = 2\n")
+    assert drift(checkout, rows).files == 0  # within the interval: the watch is trusted
+    monkeypatch.setattr(drift_module, "VERIFY_SECONDS", 0.0)
+    assert drift(checkout, rows).changed == ("src/bookshelf/retry.py",)
