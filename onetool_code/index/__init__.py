@@ -41,6 +41,9 @@ from onetool_code.index.views import FileView, SnapshotView, View
 from onetool_code.settings import Settings
 from onetool_code.spans import note
 
+# The rows a search rescores are still in a store that cannot be reached (a published index, fetched in part).
+RowsUnreachable = published.RowsUnreachable
+
 __all__ = [
     "CheckoutFacts",
     "EmbeddingSet",
@@ -48,6 +51,7 @@ __all__ = [
     "IndexState",
     "Layout",
     "Reader",
+    "RowsUnreachable",
     "SnapshotInfo",
     "View",
     "connect",

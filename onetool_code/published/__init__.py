@@ -20,13 +20,14 @@ from onetool_code.published.replica import (
     refresh_in_background,
     reset,
 )
-from onetool_code.published.store import is_url
+from onetool_code.published.store import RowsUnreachable, is_url
 from onetool_code.published.upload import Published, publish
 
 __all__ = [
     "Environment",
     "Fetched",
     "Published",
+    "RowsUnreachable",
     "complete",
     "database",
     "fetched",

@@ -28,7 +28,7 @@ import numpy as np
 from onetool_code.errors import OneToolCodeError
 from onetool_code.published import download, manifest
 from onetool_code.published.environment import Environment
-from onetool_code.published.store import Location, Store, StoreError
+from onetool_code.published.store import Location, RowsUnreachable, Store, StoreError
 from onetool_code.spans import note
 
 BLOCK = 16 << 10  # bytes per digest: a row of 1536 float32 spans one or two; 43,000 digests (1.4 MB) at 670 MB
@@ -153,7 +153,7 @@ class RemoteRows:
                 self._item.key, [a * BLOCK for a, _ in runs], [min(b * BLOCK, size) for _, b in runs], gap=BLOCK
             )
         except StoreError as exc:
-            raise StoreError(
+            raise RowsUnreachable(
                 f"{exc}; the vectors of this published version are not all on this machine yet (they are read "
                 "from the store until then): search again once it can be reached"
             ) from None

@@ -37,6 +37,13 @@ class StoreError(OneToolCodeError):
     """The store could not be reached or refused a request; the message holds no credential."""
 
 
+class RowsUnreachable(StoreError):
+    """The rows a search must rescore are still in a store that cannot be reached: semantic mode cannot answer,
+    hybrid answers by words."""
+
+    SHORT = "the vectors of this published version are not all on this machine yet, and its store cannot be reached"
+
+
 class Missing(StoreError):
     """The object asked for is not in the store."""
 

@@ -61,7 +61,13 @@ def _search(
         view, unembedded = query_vectors.with_checkout(settings, view, semantic, network)
         notice = _joined(notice, unembedded)
     with view.reader() as reader:
-        lists = retrieval.ranked(reader, request, semantic, settings.project_root)
+        try:
+            lists = retrieval.ranked(reader, request, semantic, settings.project_root)
+        except index.RowsUnreachable:
+            if request.mode != "hybrid":
+                raise
+            lists = retrieval.ranked(reader, request, None, settings.project_root)
+            notice = _joined(notice, f"answered by words only (lexical): {index.RowsUnreachable.SHORT}")
     lists, reranked = reranking.reranked(settings, request, lists, network)
     return _finish(request, lists, _joined(view.notice, notice, reranked))
 

@@ -110,6 +110,10 @@ def test_a_store_gone_before_the_rows_are_fetched_is_a_clear_error(capsys, store
     answer = onetool_code.search(query=QUERIES[0], path=store, base_url=sample_index.base_url, mode="semantic")
     assert answer.startswith("Error") and "cannot be reached" in answer and "search again" in answer
     assert "weed-secret" not in answer
+    # The default search answers by words, and says why.
+    found = onetool_code.search(query=QUERIES[0], path=store, base_url=sample_index.base_url, format="json")
+    assert found["results"], found
+    assert found["notice"].startswith("answered by words only (lexical): the vectors of this published version")
 
 
 def test_a_version_published_without_block_digests_is_fetched_whole(capsys, store, sample_index, tmp_path, monkeypatch):
