@@ -20,6 +20,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from onetool_code.index import spill
+
 CODE_MAX = 127
 # Float64 rounding of the estimate and its slack (a few ulps of values <= 1e8), far below any float32 margin.
 ROUNDING = 1e-9
@@ -62,9 +64,11 @@ def bounds(
     codes = np.clip(np.rint(query / scale), -CODE_MAX, CODE_MAX)
     rest = float(np.linalg.norm(query - scale * codes))
     packed = codes.astype(np.int8)[np.newaxis]
-    dots = np.concatenate(
-        [np.asarray(simsimd.cdist(packed, part, metric="dot", threads=THREADS))[0] for part in parts if part.size]
-    )
+
+    def dot(window: np.ndarray) -> np.ndarray:
+        return np.asarray(simsimd.cdist(packed, window, metric="dot", threads=THREADS))[0]
+
+    dots = np.concatenate([d for part in parts if part.size for d in spill.by_window(part, dot)] or [np.zeros(0)])
     estimate = scales * scale * dots if dots.size else np.zeros(0)
     slack = residuals * float(np.linalg.norm(query)) + spans * rest + ROUNDING
     return estimate - slack, estimate + slack

@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import mmap
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
 from onetool_code.index.store import SPILL
 from onetool_code.published import manifest
 from onetool_code.published.rows import RemoteRows
+
+T = TypeVar("T")
 
 
 class Writer:
@@ -75,6 +79,39 @@ def forget_pages(array: np.ndarray) -> None:
     mapping = getattr(array, "_mmap", None)
     if isinstance(array, np.memmap) and isinstance(mapping, mmap.mmap):
         mapping.madvise(mmap.MADV_DONTNEED)
+
+
+WINDOW_BYTES = 64 << 20  # what one window of a scan maps: 1.42 M x 1536 int8 in 33 of them, 130 ms against 126
+
+
+def by_window(array: np.ndarray, score: Callable[[np.ndarray], T], start: int = 0, stop: int | None = None) -> list[T]:
+    """``score`` of each window of rows ``start:stop`` in order. A mapped array is mapped a window at a time
+    (``MAP_POPULATE``: its pages in one call) and let go after it: a scan of all of a million chunks' int8 codes
+    through one mapping would count its 2.2 GB as the process's own (the page cache keeps them either way)."""
+    stop = array.shape[0] if stop is None else stop
+    name = getattr(array, "filename", None)
+    if not (isinstance(array, np.memmap) and name and array.flags.c_contiguous and array.ndim == 2):
+        return [score(array[start:stop])] if stop > start else []
+    width = array.strides[0]
+    step = max(1, WINDOW_BYTES // max(width, 1))
+    flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
+    out: list[T] = []
+    try:
+        descriptor = os.open(name, os.O_RDONLY)
+    except FileNotFoundError:  # the snapshot was superseded and removed meanwhile: its mapping still reads
+        return [score(array[first : min(first + step, stop)]) for first in range(start, stop, step)]
+    try:
+        for first in range(start, stop, step):
+            rows = min(step, stop - first)
+            begin = array.offset + first * width
+            aligned = begin - begin % mmap.ALLOCATIONGRANULARITY
+            with mmap.mmap(descriptor, begin - aligned + rows * width, flags, mmap.PROT_READ, offset=aligned) as window:
+                view = np.frombuffer(window, array.dtype, rows * array.shape[1], begin - aligned)
+                out.append(score(view.reshape(rows, array.shape[1])))
+                del view  # the mapping closes only once no array looks into it
+    finally:
+        os.close(descriptor)
+    return out
 
 
 def rows_of(array: np.ndarray, rows: np.ndarray) -> np.ndarray:

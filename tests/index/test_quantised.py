@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
-from onetool_code.index import quantised
+from onetool_code.index import quantised, spill
 
 DIMS = 384
 
@@ -128,3 +130,39 @@ def test_rows_whose_estimates_are_out_of_order_are_rescored_into_the_exact_top()
     assert _top(query, rows, lower, upper, 10) == truth
     estimates = (lower + upper) / 2
     assert all(i % 2 == 1 for i in _top(query, rows, estimates, estimates, 10))
+
+
+def _resident_kib(path: str) -> int:
+    """What this process counts as its own of the mappings of ``path`` (``Rss`` in /proc/self/smaps)."""
+    total, inside = 0, False
+    for line in Path("/proc/self/smaps").read_text(encoding="utf-8").splitlines():
+        if "-" in line.split(" ", 1)[0]:
+            inside = line.rstrip().endswith(path)
+        elif inside and line.startswith("Rss:"):
+            total += int(line.split()[1])
+    return total
+
+
+def test_mapped_codes_are_scanned_a_window_at_a_time_and_none_is_kept(tmp_path, monkeypatch):
+    """Bounds from codes mapped from a file (a header of 128 bytes and rows of 373 bytes: no window starts on a
+    page) equal those of the same codes in memory, for a base and a delta part, and the scan leaves none of the
+    file's pages counted as the process's."""
+    query, rows = _near_copies(3, count=3000)
+    rows = rows[:, :373]
+    query = _units(query[np.newaxis, :373])[0]
+    rows = _units(rows)
+    codes, scales, residuals, spans = quantised.encode(rows)
+    path = tmp_path / "codes.npy"
+    np.save(path, codes[:2500])
+    mapped = np.load(path, mmap_mode="r")
+    monkeypatch.setattr(spill, "WINDOW_BYTES", 40_000)  # 107 rows a window: 24 windows, each off a page boundary
+    held = quantised.bounds(query, [codes[:2500], codes[2500:]], scales, residuals, spans)
+    scanned = quantised.bounds(query, [mapped, codes[2500:]], scales, residuals, spans)
+    assert np.array_equal(held[0], scanned[0]) and np.array_equal(held[1], scanned[1])
+    exact = _exact(rows, query)
+    assert np.all((scanned[0] <= exact) & (exact <= scanned[1]))
+    assert _resident_kib(str(path)) == 0
+    spill.by_window(mapped, lambda window: None)
+    assert _resident_kib(str(path)) == 0
+    np.asarray(mapped).sum()  # read through the one mapping, as the scan did before: all of it is counted
+    assert _resident_kib(str(path)) >= path.stat().st_size // 1024 - 4
