@@ -20,7 +20,7 @@ from onetool_code.names import stem
 # File names that stand for their folder: a package's or module's entry point, declaring and re-exporting it.
 HUB_NAMES = frozenset({"mod", "index", "__init__", "init"})
 PREFIX_SLACK = 3  # letters a stem may have past the other's end ("extractors" says ``extract``, not "httpexception")
-PREFIX_SAYS = 1.0  # ... and such a word counts half
+PREFIX_SAYS = 1.0  # ... and such a word counts as the same stem would (0.5 or 0: the semble split -0.001)
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+")
 
 
