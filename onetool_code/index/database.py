@@ -388,10 +388,12 @@ def embedding_ids(
     return tuple(np.asarray(columns[name], dtype=np.int64) for name in ("id", "place", "chunk_id"))  # type: ignore[return-value]
 
 
-def embedding_digests(con: duckdb.DuckDBPyConnection, embedding_set: EmbeddingSet, ids: np.ndarray) -> dict[int, int]:
-    """embeddings.id -> digest of its vector, for these ids."""
-    sql = schema.EMBEDDING_DIGESTS_SQL.format(table=schema.embedding_table(embedding_set.dims))
-    return {int(i): int(d) for i, d in con.execute(sql, [ids.tolist()]).fetchall()} if ids.size else {}
+def embeddings_by_id(
+    con: duckdb.DuckDBPyConnection, embedding_set: EmbeddingSet, ids: np.ndarray
+) -> dict[str, np.ndarray]:
+    """Columns id and embedding (an object array, masked where NULL) of the vectors of these embeddings.id values."""
+    sql = schema.EMBEDDINGS_BY_ID_SQL.format(table=schema.embedding_table(embedding_set.dims))
+    return con.execute(sql, [ids.tolist()]).fetchnumpy()
 
 
 def vectors_by_id(
@@ -413,10 +415,19 @@ def vector_extent(con: duckdb.DuckDBPyConnection, embedding_set: EmbeddingSet) -
 def vector_window(
     con: duckdb.DuckDBPyConnection, embedding_set: EmbeddingSet, start: int, stop: int
 ) -> dict[str, np.ndarray]:
-    """Columns id, place (rowid), digest, chunk_id, file_id, chunk_type, start_line, embedding of the rows with
+    """Columns id, place (rowid), chunk_id, file_id, chunk_type, start_line, embedding of the rows with
     ``start <= rowid < stop``.
 
     As numpy arrays (``embedding`` an object array of float32 rows); masked where the index holds NULL.
     """
-    sql = schema.CACHE_VECTORS_SQL.format(table=schema.embedding_table(embedding_set.dims))
-    return con.execute(sql, [embedding_set.provider, embedding_set.model, start, stop]).fetchnumpy()
+    import numpy as np
+
+    table = schema.embedding_table(embedding_set.dims)
+    parameters = [embedding_set.provider, embedding_set.model, start, stop]
+    columns = con.execute(schema.CACHE_VECTOR_ROWS_SQL.format(table=table), parameters).fetchnumpy()
+    values = con.execute(schema.CACHE_VECTOR_VALUES_SQL.format(table=table), parameters).fetchnumpy()
+    held = np.ma.getdata(values["place"])
+    order = np.argsort(held)
+    wanted = np.ma.getdata(columns["place"])
+    columns["embedding"] = values["embedding"][order[np.searchsorted(held, wanted, sorter=order)]]
+    return columns

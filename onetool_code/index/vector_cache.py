@@ -85,7 +85,7 @@ class VectorCache:
     chunk_ids: np.ndarray  # int64
     embedding_ids: np.ndarray  # int64, embeddings.id
     places: np.ndarray  # int64, the rows' rowids: DuckDB moves a row whose vector changes
-    digests: np.ndarray  # uint64, DuckDB's hash of each vector: what a moved row is compared by
+    digests: np.ndarray  # uint64, ``unit_rows.digests`` of each vector as stored: what a moved row is compared by
     start_lines: np.ndarray  # int64, NULL as _NULL_LINE
     attributes: Attributes  # what the filters and the path tie-break read
     nan_rows: np.ndarray  # zero or non-finite vectors: DuckDB's cosine is NaN, which it sorts first
@@ -377,7 +377,6 @@ def _assemble(
         chunk_ids[part] = np.ma.getdata(columns["chunk_id"])
         embedding_ids[part] = np.ma.getdata(columns["id"])
         places[part] = np.ma.getdata(columns["place"])
-        digests[part] = np.ma.getdata(columns["digest"])
         lines = columns["start_line"]
         start_lines[part] = np.where(np.ma.getmaskarray(lines), _NULL_LINE, np.ma.getdata(lines).astype(np.int64))
         file_codes[part] = by_id[np.searchsorted(file_ids, np.ma.getdata(columns["file_id"]), sorter=by_id)]
@@ -385,7 +384,7 @@ def _assemble(
             (types.setdefault(str(t), len(types)) for t in np.ma.getdata(columns["chunk_type"])), np.int32, n
         )
         block = matrix[part] if writers is None else window_rows[:n]
-        null, broken, unscorable = unit_rows.fill(block, columns["embedding"])
+        null, broken, unscorable, digests[part] = unit_rows.fill(block, columns["embedding"])
         block_codes, scales[part], residuals[part], spans[part] = quantised.encode(block)
         if writers is None:
             codes[part] = block_codes

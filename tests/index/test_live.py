@@ -332,6 +332,55 @@ def test_a_vector_updated_in_place_is_found_after_a_compaction_renumbers_every_r
     assert places(second) == places(whole)
 
 
+UPDATED = textwrap.dedent("""
+    import sys, duckdb
+    con = duckdb.connect(sys.argv[1])
+    vector = [float(x) for x in sys.argv[4].split(",")]
+    con.execute("UPDATE embeddings_1536 SET embedding = ?::FLOAT[1536] WHERE chunk_id = ?", [vector, int(sys.argv[2])])
+    con.execute("UPDATE embeddings_1536 SET model = model WHERE chunk_id = ?", [int(sys.argv[3])])  # moved, the same
+    con.execute("CHECKPOINT")
+    con.close()
+""")
+
+
+def test_of_two_rows_duckdb_moved_only_the_one_whose_vector_changed_is_read_again(project):
+    """An UPDATE moves a row to a new rowid whether or not its vector changed: the two are told apart by the
+    digest of the stored vector."""
+    from openai_server import vector_for
+
+    from onetool_code.index import database
+
+    query = "exponential backoff retry"
+    answer(project, query=query, mode="semantic")
+    with database.connect(project.root, project.db) as con:
+        changed, same = (
+            row[0]
+            for row in con.execute(
+                "SELECT c.id FROM chunks c JOIN files f ON c.file_id = f.id "
+                "WHERE f.path LIKE '%lruCache.js' ORDER BY c.id LIMIT 2"
+            ).fetchall()
+        )
+        before = dict(con.execute("SELECT chunk_id, rowid FROM embeddings_1536").fetchall())
+    vector = ",".join(repr(float(x)) for x in vector_for(query))
+    done = subprocess.run(
+        [sys.executable, "-c", UPDATED, str(project.db), str(changed), str(same), vector],
+        capture_output=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    settled(project.db)
+    with database.connect(project.root, project.db) as con:
+        after = dict(con.execute("SELECT chunk_id, rowid FROM embeddings_1536").fetchall())
+    assert after[changed] != before[changed] and after[same] != before[same]  # both moved
+    found = answer(project, query=query, mode="semantic")
+    assert found["results"][0]["score"] == pytest.approx(1.0, abs=1e-3)
+    (held,) = live.view(project.root, project.db).snapshot.vectors.values()
+    assert held.added is not None and held.added.shape[0] == 1  # the changed vector alone was read again
+    whole = onetool_code.search(
+        query=query, path=str(project.root), base_url=project.base_url, mode="semantic", format="json", cache=False
+    )
+    assert places(found) == places(whole)
+
 def holding(project):
     """A process holding the index read-write, as ChunkHound does while it indexes (``test_snapshot.WRITER``)."""
     from test_snapshot import WRITER
