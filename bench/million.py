@@ -310,6 +310,7 @@ def report(name: str, results: dict[str, dict[str, Any]], chunkhound: dict[str, 
 
 
 def main() -> int:
+    global MAX_RSS_GB
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--source", help="a ChunkHound project root (default: bench/django_corpus.py's, once built)")
     parser.add_argument("--copies", type=int, default=13, help="0: the source index itself")
@@ -320,11 +321,13 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="warm rounds per package, alternating packages")
     parser.add_argument("--queries", type=int, default=20, help="how many of scale_queries.json")
     parser.add_argument("--workdir", default=str(Path.home() / ".cache" / "onetool-code" / "million"))
+    parser.add_argument("--max-rss-gb", type=float, default=MAX_RSS_GB, help="a row past this is killed")
     parser.add_argument("--run", help=argparse.SUPPRESS)
     parser.add_argument("--root", help=argparse.SUPPRESS)
     parser.add_argument("--base-url", help=argparse.SUPPRESS)
     parser.add_argument("--cache", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    MAX_RSS_GB = args.max_rss_gb
     if args.run == "first":
         print(json.dumps(run_first(args.root, args.base_url)))
         return 0
