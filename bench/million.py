@@ -256,6 +256,7 @@ def measure(packages: list[Path], root: Path, base_url: str, workdir: Path, roun
         print(f"first read: {package}", file=sys.stderr)
         first = _child([me, "--run", "first", "--root", str(root), "--base-url", base_url], package, cache)
         size = sum(f.stat().st_size for f in cache.rglob("*") if f.is_file())
+        print(f"first read: {json.dumps(first)}, {size / 1e9:.2f} GB on disk", file=sys.stderr)
         results[f"{i}: {package}"] = {"first": first, "bytes": size, "warm": [], "numpy": []}
     for r in range(rounds):
         for i, package in enumerate(packages):
