@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -132,22 +131,16 @@ class VectorCache:
         return np.array(matrix[column - (0 if column < height else height)], dtype=np.float32)
 
     def prefetch(self) -> None:
-        """Page the mapped codes in from background threads, for a search about to scan all of them.
+        """Have the kernel read the mapped codes into the page cache, for a search about to scan all of them.
 
         A snapshot not searched for a while has left the page cache (on these VMs within about a minute), and
-        the scan then faults it in from disk: 0.37 s more at 109,000 x 1536 float32 vectors. Read from two threads
-        (mapping lets go of the GIL) while the embeddings request runs, it is in memory by the time the scan
-        starts; pages already there cost a few milliseconds of the other core. A window at a time, as the scan
-        reads it: the process keeps none of it.
+        the scan then faults it in from disk: 0.37 s more at 109,000 x 1536 float32 vectors. Asked for while the
+        embeddings request runs, it is in memory by the time the scan starts (``posix_fadvise``: the kernel reads
+        ahead on its own; pages already there cost nothing, and the process maps none of them).
         """
         for matrix in (self.codes, self.added_codes):
-            if isinstance(matrix, np.memmap) and matrix.size:
-                half = matrix.shape[0] // 2
-                for start, stop in ((0, half), (half, matrix.shape[0])):
-                    work = (matrix, _paged, start, stop)
-                    threading.Thread(
-                        target=spill.by_window, args=work, name="onetool-code prefetch", daemon=True
-                    ).start()
+            if matrix is not None:
+                spill.read_ahead(matrix)
 
     def _check_broken(self, rows: np.ndarray | None) -> None:
         if not self.broken_rows.size:
@@ -286,10 +279,6 @@ def load(folder: Path, db_path: Path) -> VectorCache:
         matrix=spill.matrix(folder, db_path, arrays["codes"].shape),
         **arrays,
     )
-
-
-def _paged(window: np.ndarray) -> None:
-    """Nothing: ``spill.by_window`` has paged the window in, and lets it go (the page cache keeps it)."""
 
 
 def build(
