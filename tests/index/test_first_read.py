@@ -36,6 +36,8 @@ def test_the_first_read_never_holds_the_matrix_in_memory(generated, monkeypatch)
         return made
 
     monkeypatch.setattr(vector_cache, "build", traced)
+    monkeypatch.setattr(vector_cache, "WINDOW_BYTES", 8 << 20)  # as 64 MB windows stand to a matrix of 8.7 GB
+    monkeypatch.setattr(snapshot, "_beside", lambda work: work)  # the lexical index after, not beside: its own peak
     tracemalloc.start()
     try:
         held = live.view(generated.root, generated.db).snapshot

@@ -381,6 +381,7 @@ def test_of_two_rows_duckdb_moved_only_the_one_whose_vector_changed_is_read_agai
     )
     assert places(found) == places(whole)
 
+
 def holding(project):
     """A process holding the index read-write, as ChunkHound does while it indexes (``test_snapshot.WRITER``)."""
     from test_snapshot import WRITER
