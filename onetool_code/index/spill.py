@@ -86,14 +86,14 @@ def forget_pages(array: np.ndarray) -> None:
 WINDOW_BYTES = 256 << 20
 
 
-def by_window(array: np.ndarray, score: Callable[[np.ndarray], T], start: int = 0, stop: int | None = None) -> list[T]:
-    """``score`` of each window of rows ``start:stop`` in order. A mapped array is mapped a window at a time
-    (``MAP_POPULATE``: its pages in one call) and let go after it: a scan of all of a million chunks' int8 codes
-    through one mapping would count its 2.2 GB as the process's own (the page cache keeps them either way)."""
-    stop = array.shape[0] if stop is None else stop
+def by_window(array: np.ndarray, score: Callable[[np.ndarray], T]) -> list[T]:
+    """``score`` of each window of rows, in order. A mapped array is mapped a window at a time (``MAP_POPULATE``:
+    its pages in one call) and let go after it: a scan of all of a million chunks' int8 codes through one mapping
+    would count its 2.2 GB as the process's own (the page cache keeps them either way)."""
+    start, stop = 0, array.shape[0]
     name = getattr(array, "filename", None)
     if not (isinstance(array, np.memmap) and name and array.flags.c_contiguous and array.ndim == 2):
-        return [score(array[start:stop])] if stop > start else []
+        return [score(array)] if stop else []
     width = array.strides[0]
     step = max(1, WINDOW_BYTES // max(width, 1))
     flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)

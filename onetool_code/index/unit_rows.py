@@ -57,7 +57,7 @@ NULL_DIGEST, BROKEN_DIGEST = np.uint64(0x6E756C6C), np.uint64(0x62726F6B)
 
 def digests(block: np.ndarray, null: np.ndarray, broken: np.ndarray) -> np.ndarray:
     """A 64-bit digest of each stored vector, its float32 bits times fixed odd numbers summed modulo 2**64: what
-    tells a row DuckDB moved unchanged from one whose vector changed (numpy, about 30 ms per 16,384 x 1536; DuckDB's
+    tells a row DuckDB moved unchanged from one whose vector changed (numpy, about 50 ms per 16,384 x 1536; DuckDB's
     ``hash`` of the same rows doubled the first read's SQL)."""
     mix = _mix(block.shape[1])
     out = np.empty(block.shape[0], dtype=np.uint64)
