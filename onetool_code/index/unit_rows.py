@@ -3,9 +3,8 @@
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
+import xxhash
 
 
 def units(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -51,24 +50,15 @@ def copied(block: np.ndarray, embeddings: np.ndarray) -> tuple[np.ndarray, np.nd
     return null, broken
 
 
-# What a NULL vector and one holding NULLs digest to: no stored float32 row sums to them but by a 2**-64 chance.
-NULL_DIGEST, BROKEN_DIGEST = np.uint64(0x6E756C6C), np.uint64(0x62726F6B)
+# What a NULL vector and one holding NULLs digest to: no stored float32 row hashes to them but by a 2**-64 chance.
+NULL_DIGEST, BROKEN_DIGEST = 0x6E756C6C, 0x62726F6B
 
 
 def digests(block: np.ndarray, null: np.ndarray, broken: np.ndarray) -> np.ndarray:
-    """A 64-bit digest of each stored vector, its float32 bits times fixed odd numbers summed modulo 2**64: what
-    tells a row DuckDB moved unchanged from one whose vector changed (numpy, about 50 ms per 16,384 x 1536; DuckDB's
-    ``hash`` of the same rows doubled the first read's SQL)."""
-    mix = _mix(block.shape[1])
-    out = np.empty(block.shape[0], dtype=np.uint64)
-    for start in range(0, block.shape[0], 1024):
-        bits = block[start : start + 1024].view(np.uint32).astype(np.uint64)
-        out[start : start + 1024] = (bits * mix).sum(axis=1, dtype=np.uint64)
+    """The xxh3-64 of each stored vector's float32 bytes: what tells a row DuckDB moved unchanged from one whose
+    vector changed (about 12 ms per 16,384 x 1536; DuckDB's ``hash`` of the same rows doubled the first read's
+    SQL)."""
+    out = np.fromiter(map(xxhash.xxh3_64_intdigest, np.ascontiguousarray(block)), np.uint64, block.shape[0])
     out[null] = NULL_DIGEST
     out[broken] = BROKEN_DIGEST
     return out
-
-
-@functools.cache
-def _mix(dims: int) -> np.ndarray:
-    return np.random.default_rng(dims).integers(1, 2**63, size=dims, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
