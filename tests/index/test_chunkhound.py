@@ -282,8 +282,16 @@ async def _answers(session: ClientSession, i: int, failed: dict[int, Exception])
 
 def _found_by_chunkhound(session, pattern: str):
     async def ask():
-        result = await session.call_tool("search", {"type": "regex", "query": pattern})
-        return "".join(getattr(c, "text", "") for c in result.content)
+        import anyio
+
+        deadline = time.monotonic() + 60
+        while True:
+            result = await session.call_tool("search", {"type": "regex", "query": pattern})
+            text = "".join(getattr(c, "text", "") for c in result.content)
+            # ChunkHound's own server refuses searches while its re-indexing owns the file (seen under load): ask again.
+            if "DatabaseRustPipelineInProgressError" not in text or time.monotonic() > deadline:
+                return text
+            await anyio.sleep(0.5)
 
     return ask
 
