@@ -86,6 +86,7 @@ class LexicalIndex:
     attributes: Attributes
     lengths: np.ndarray  # the base's document lengths
     added: Postings | None = None
+    files: Path | None = None  # the folder of its files, when a child process wrote them (``lexical_process``)
 
     @property
     def nbytes(self) -> int:
@@ -313,7 +314,12 @@ def _retriever(
 
 def save(lexical: LexicalIndex, into: Path) -> None:
     """bm25s' own files (memory-mappable arrays and the vocabulary) and the document lengths; the ids and
-    attributes are the snapshot's."""
+    attributes are the snapshot's. An index a child process wrote has its files moved (one file system: the
+    cache directory), not written again."""
+    if lexical.files is not None:
+        for path in lexical.files.iterdir():
+            path.replace(into / path.name)
+        return
     np.save(into / "lengths.npy", lexical.lengths)
     if lexical.retriever is not None:
         lexical.retriever.save(into, show_progress=False)

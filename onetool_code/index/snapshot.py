@@ -23,17 +23,16 @@ import functools
 import json
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from onetool_code import progress, schema
 from onetool_code.errors import DamagedError, SupersededError
 from onetool_code.hits import FileRow
-from onetool_code.index import database, lexical, rows, unit_rows, vector_cache
+from onetool_code.index import database, lexical, lexical_process, rows, unit_rows, vector_cache
 from onetool_code.index.store import Signature, set_aside, spill_folder
 from onetool_code.published import manifest
 from onetool_code.spans import note
@@ -41,8 +40,6 @@ from onetool_code.spans import note
 if TYPE_CHECKING:
     import duckdb
 
-
-T = TypeVar("T")
 
 # Bump when what a snapshot folder holds changes (5: the lexical index's tokens are stems; 6: the vectors one
 # float32 row each, beside their int8 codes; 7: the chunks' name keys).
@@ -208,20 +205,24 @@ def read_whole(
     except OSError:
         into = None  # a cache directory that cannot be written: the texts are held, as the vectors are then
     chunks = rows.built(files, windows, into, lambda done: report(progress.CHUNKS, done, total))
-    built_lexical = _beside(functools.partial(lexical.build, chunks))
-    _, _, digests = database.chunk_ids(con)
-    vectors = {}
-    for embedding_set in layout.embedding_sets:
-        label = f"vectors of {embedding_set.model}"
-        report(label, 0, embedding_set.count)
-        vectors[embedding_set] = vector_cache.build(
-            con,
-            db_path,
-            embedding_set,
-            files,
-            lambda done, total, label=label: report(label, done, total),
-            spilled,
-        )
+    pending = lexical_process.start(chunks, None if into is None else spilled, bool(layout.embedding_sets))
+    try:
+        _, _, digests = database.chunk_ids(con)
+        vectors = {}
+        for embedding_set in layout.embedding_sets:
+            label = f"vectors of {embedding_set.model}"
+            report(label, 0, embedding_set.count)
+            vectors[embedding_set] = vector_cache.build(
+                con,
+                db_path,
+                embedding_set,
+                files,
+                lambda done, total, label=label: report(label, done, total),
+                spilled,
+            )
+    except BaseException:
+        pending.cancel()
+        raise
     held = time.perf_counter() - started
 
     def finish() -> Snapshot:
@@ -234,24 +235,11 @@ def read_whole(
             chunks,
             vectors,
             held,
-            built_lexical=built_lexical(),
+            built_lexical=pending.result(),
             digests=digests,
         )
 
     return finish
-
-
-def _beside(work: Callable[[], T]) -> Callable[[], T]:
-    """Start ``work`` on a thread of its own; the call returned waits for its result (or raises its error).
-
-    The lexical index is mostly Python (tokens) and the vectors' read mostly DuckDB and numpy, which let go of
-    the GIL: side by side they keep both cores busy (at 1.42 M chunks the lexical index, 77 s on its thread, is
-    built within the 123 s of the vectors' read)."""
-    pool = ThreadPoolExecutor(1, thread_name_prefix="onetool-code lexical index")
-    try:
-        return pool.submit(work).result
-    finally:
-        pool.shutdown(wait=False)
 
 
 def _made(

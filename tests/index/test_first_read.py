@@ -28,7 +28,7 @@ def test_the_first_read_never_holds_the_matrix_in_memory(generated, monkeypatch)
     peaks = []
     build = vector_cache.build
 
-    def traced(*args, **options):  # the vectors' read alone: the lexical index's build has its own peak
+    def traced(*args, **options):  # the vectors' read alone (the lexical index is built by a child process)
         tracemalloc.reset_peak()
         start = tracemalloc.get_traced_memory()[0]
         made = build(*args, **options)
@@ -37,7 +37,6 @@ def test_the_first_read_never_holds_the_matrix_in_memory(generated, monkeypatch)
 
     monkeypatch.setattr(vector_cache, "build", traced)
     monkeypatch.setattr(vector_cache, "WINDOW_BYTES", 8 << 20)  # as 64 MB windows stand to a matrix of 8.7 GB
-    monkeypatch.setattr(snapshot, "_beside", lambda work: work)  # the lexical index after, not beside: its own peak
     tracemalloc.start()
     try:
         held = live.view(generated.root, generated.db).snapshot
