@@ -218,18 +218,37 @@ def path_document(path: str) -> list[str]:
     return tokens(posix.name.lstrip(".").split(".")[0]) * STEM_REPEATS + tokens(" ".join(folders))
 
 
-class _TokenIds(dict[str, list[int]]):
-    """A word's token ids, split once per distinct word, new tokens numbered in ``vocabulary``: a million
-    chunks' documents are never held as strings, and each word costs one dict look-up."""
+class _Words(dict[str, int]):
+    """Each distinct word's number, its token ids split once and kept in one list (``tokens``, cut by ``ends``):
+    a document is its words' numbers, one dict look-up each, and its tokens are gathered by numpy a batch at a
+    time; a million chunks' documents are never held as lists of tokens. New tokens are numbered in
+    ``vocabulary``; a file's path document is one more "word" (keyed by a NUL, which no word holds)."""
 
     def __init__(self, vocabulary: dict[str, int]) -> None:
         super().__init__()
         self.vocabulary = vocabulary
+        self.tokens: list[int] = []
+        self.ends: list[int] = []
+        self._arrays = (np.zeros(0, np.int64), np.zeros(0, np.int64))
 
-    def __missing__(self, word: str) -> list[int]:
+    def __missing__(self, word: str) -> int:
+        return self.add(word, word_tokens(word))
+
+    def add(self, key: str, found: list[str]) -> int:
         vocabulary = self.vocabulary
-        ids = self[word] = [vocabulary.setdefault(t, len(vocabulary)) for t in word_tokens(word)]
-        return ids
+        self.tokens += [vocabulary.setdefault(t, len(vocabulary)) for t in found]
+        self.ends.append(len(self.tokens))
+        number = self[key] = len(self.ends) - 1
+        return number
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """``tokens`` and ``ends`` as numpy arrays; only the words added since the last call are converted."""
+        tokens, ends = self._arrays
+        self._arrays = (
+            np.concatenate([tokens, np.array(self.tokens[tokens.size :], dtype=np.int64)]),
+            np.concatenate([ends, np.array(self.ends[ends.size :], dtype=np.int64)]),
+        )
+        return self._arrays
 
 
 def build(chunks: ChunkRows) -> LexicalIndex:
@@ -237,40 +256,52 @@ def build(chunks: ChunkRows) -> LexicalIndex:
     would, ``BATCH`` documents at a time: only their postings are kept, as numpy arrays (bm25s' ``index`` holds
     every document's token list and builds its matrix from copies of them: gigabytes at a million chunks)."""
     vocabulary: dict[str, int] = {}
-    of_word = _TokenIds(vocabulary)
-    of_file: dict[int, list[int]] = {}
-
-    def document(file_code: int, chunk_type: str, symbol: str, code: str) -> list[int]:
-        found = words(code) + words(defined_name(symbol, chunk_type, code))
-        if file_code not in of_file:
-            path = path_document(chunks.attributes.paths[file_code])
-            of_file[file_code] = [vocabulary.setdefault(t, len(vocabulary)) for t in path]
-        return [*itertools.chain.from_iterable(map(of_word.__getitem__, found)), *of_file[file_code]]
-
+    numbers = _Words(vocabulary)
+    paths = chunks.attributes.paths
     count = int(chunks.chunk_ids.size)
     lengths = np.zeros(count, dtype=np.int64)
     postings: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     rows = zip(chunks.attributes.file_codes.tolist(), chunks.texts(), strict=True)
     for first in range(0, count, BATCH):
-        documents = [document(f, *texts) for f, texts in itertools.islice(rows, BATCH)]
-        lengths[first : first + len(documents)] = np.fromiter(map(len, documents), np.int64, len(documents))
-        postings.append(_postings(documents, first))
+        numbered: list[int] = []
+        sizes: list[int] = []
+        for file_code, (chunk_type, symbol, code) in itertools.islice(rows, BATCH):
+            key = f"\0{file_code}"
+            path = numbers[key] if key in numbers else numbers.add(key, path_document(paths[file_code]))
+            found = words(code) + words(defined_name(symbol, chunk_type, code))
+            numbered += map(numbers.__getitem__, found)
+            numbered.append(path)
+            sizes.append(len(found) + 1)
+        terms, documents = _gathered(numbers, numbered, sizes)
+        lengths[first : first + len(sizes)] = np.bincount(documents, minlength=len(sizes))
+        postings.append(_postings(terms, documents, len(sizes), first))
     retriever = _retriever(postings, lengths, vocabulary) if count else None
     return LexicalIndex(retriever, chunks.chunk_ids, chunks.attributes, lengths.astype(np.float64))
 
 
-BATCH = 20_000  # documents tokenised between two conversions of their token lists to postings
+BATCH = 20_000  # documents tokenised between two conversions of their words to postings
 
 
-def _postings(documents: list[list[int]], first: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(token ids, documents numbered from ``first``, term frequencies) of these documents, by token then
-    document."""
-    sizes = np.fromiter(map(len, documents), np.int64, len(documents))
-    flat = np.fromiter(itertools.chain.from_iterable(documents), np.int64, int(sizes.sum()))
-    keys, frequencies = np.unique(
-        flat * len(documents) + np.repeat(np.arange(len(documents)), sizes), return_counts=True
-    )
-    terms, local = np.divmod(keys, len(documents))
+def _gathered(numbers: _Words, numbered: list[int], sizes: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """The token ids of a batch's words (``numbered``, document after document, ``sizes`` words each), and the
+    document of each."""
+    held, ends = numbers.arrays()
+    word = np.array(numbered, dtype=np.int64)
+    stops = ends[word]
+    spans = stops - np.where(word > 0, ends[word - 1], 0)
+    before = np.cumsum(spans) - spans
+    at = np.repeat(stops - spans - before, spans) + np.arange(int(spans.sum()))
+    documents = np.repeat(np.repeat(np.arange(len(sizes)), sizes), spans)
+    return held[at], documents
+
+
+def _postings(
+    terms: np.ndarray, documents: np.ndarray, count: int, first: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(token ids, documents numbered from ``first``, term frequencies) of ``count`` documents' tokens, by token
+    then document."""
+    keys, frequencies = np.unique(terms * count + documents, return_counts=True)
+    terms, local = np.divmod(keys, count)
     return terms.astype(np.int32), (local + first).astype(np.int32), frequencies.astype(np.int32)
 
 

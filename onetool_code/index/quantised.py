@@ -35,14 +35,19 @@ def encode(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nda
     """Codes (int8), scales, residual norms |e| and code spans ``s |q|`` (float64) of float32 unit rows."""
     codes = np.empty(rows.shape, dtype=np.int8)
     scales, residuals, spans = (np.empty(rows.shape[0]) for _ in range(3))
-    for start in range(0, rows.shape[0], ENCODE_BLOCK):  # float64 copies of a block only: the peak stays small
+    # Float64 copies of a block only, made into the same three buffers each time: the peak stays small, and no
+    # temporary array is allocated per step.
+    buffers = np.empty((3, min(ENCODE_BLOCK, rows.shape[0]), rows.shape[1]))
+    for start in range(0, rows.shape[0], ENCODE_BLOCK):
         part = slice(start, start + ENCODE_BLOCK)
-        exact = rows[part].astype(np.float64)
-        scale = np.abs(exact).max(axis=1, initial=0.0) / CODE_MAX
-        block = np.rint(exact / np.where(scale > 0, scale, 1.0)[:, np.newaxis])
+        exact, block, product = buffers[:, : rows[part].shape[0]]
+        exact[...] = rows[part]
+        scale = np.maximum(exact.max(axis=1, initial=0.0), -exact.min(axis=1, initial=0.0)) / CODE_MAX
+        np.divide(exact, np.where(scale > 0, scale, 1.0)[:, np.newaxis], out=block)
+        np.rint(block, out=block)
         np.clip(block, -CODE_MAX, CODE_MAX, out=block)
         spans[part] = scale * np.sqrt(np.einsum("ij,ij->i", block, block))
-        exact -= scale[:, np.newaxis] * block
+        exact -= np.multiply(scale[:, np.newaxis], block, out=product)
         residuals[part] = np.sqrt(np.einsum("ij,ij->i", exact, exact))
         scales[part] = scale
         codes[part] = block

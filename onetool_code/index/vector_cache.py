@@ -295,9 +295,16 @@ def build(
     count, low, high = database.vector_extent(con, embedding_set)
     window = max(256, WINDOW_BYTES // (embedding_set.dims * 4))
     windows = (
-        database.vector_window(con, embedding_set, start, start + window) for start in range(low, high + 1, window)
+        _stored(database.vector_window(con, embedding_set, start, start + window), embedding_set.dims)
+        for start in range(low, high + 1, window)
     )
-    return _assemble(db_path, embedding_set, files, count, window, _ahead(windows), progress, spilled)
+    return _assemble(db_path, embedding_set, files, count, _ahead(windows), progress, spilled)
+
+
+def _stored(columns: dict[str, np.ndarray], dims: int) -> dict[str, np.ndarray]:
+    """A window's columns with its vectors as one block (``unit_rows.stored``: ``block``, ``null``, ``broken``)."""
+    columns["block"], columns["null"], columns["broken"] = unit_rows.stored(columns.pop("embedding"), dims)
+    return columns
 
 
 def _ahead(windows: Iterator[T]) -> Iterator[T]:
@@ -321,9 +328,10 @@ def build_of(
     window = max(256, WINDOW_BYTES // (embedding_set.dims * 4))
     ids = np.sort(embedding_ids)
     windows = (
-        database.vectors_by_id(con, embedding_set, ids[start : start + window]) for start in range(0, ids.size, window)
+        _stored(database.vectors_by_id(con, embedding_set, ids[start : start + window]), embedding_set.dims)
+        for start in range(0, ids.size, window)
     )
-    return _assemble(db_path, embedding_set, files, ids.size, window, windows)
+    return _assemble(db_path, embedding_set, files, ids.size, windows)
 
 
 def _assemble(
@@ -331,7 +339,6 @@ def _assemble(
     embedding_set: database.EmbeddingSet,
     files: Sequence[FileRow],
     count: int,
-    window: int,
     windows: Iterable[dict[str, np.ndarray]],
     progress: Callable[[int, int], None] | None = None,
     spilled: Path | None = None,
@@ -357,7 +364,6 @@ def _assemble(
             spill.Writer(folder / "matrix.npy", (count, dims), np.float32),
             spill.Writer(folder / "codes.npy", (count, dims), np.int8),
         )
-        window_rows = np.empty((min(window, count), dims), dtype=np.float32)
     scales, residuals, spans = (np.empty(count, dtype=np.float64) for _ in range(3))
     chunk_ids = np.empty(count, dtype=np.int64)
     embedding_ids = np.empty(count, dtype=np.int64)
@@ -385,11 +391,11 @@ def _assemble(
         type_codes[part] = np.fromiter(
             (types.setdefault(str(t), len(types)) for t in np.ma.getdata(columns["chunk_type"])), np.int32, n
         )
-        block = matrix[part] if writers is None else window_rows[:n]
-        null, broken, unscorable, digests[part] = unit_rows.fill(block, columns["embedding"])
+        block, null, broken = columns["block"], columns["null"], columns["broken"]
+        unscorable, digests[part] = unit_rows.fill(block, null, broken)
         block_codes, scales[part], residuals[part], spans[part] = quantised.encode(block)
         if writers is None:
-            codes[part] = block_codes
+            matrix[part], codes[part] = block, block_codes
         else:
             writers[0].write(block)
             writers[1].write(block_codes)
