@@ -188,7 +188,7 @@ print(json.dumps({"times": times, "duckdb": duckdb.__version__}))
 
 def _child(args: list[str], package: Path, cache: Path, python: str = sys.executable) -> dict[str, Any]:
     """One row in a fresh process, killed if its resident memory with its own children's (a first read's lexical
-    index is built by one) passes ``MAX_RSS_GB`` (a shared machine: the kernel's OOM killer would otherwise pick a
+    index is built by one; ``_tree_rss_gb``) passes ``MAX_RSS_GB`` (a shared machine: the kernel's OOM killer would otherwise pick a
     process, maybe another's). The row's result gains that sum's peak, sampled every 0.2 s (``tree_rss_mb``)."""
     env = {**os.environ, "ONETOOL_CODE_CACHE_DIR": str(cache), "PYTHONPATH": f"{package}{os.pathsep}{BENCH}"}
     child = subprocess.Popen([python, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
@@ -208,13 +208,14 @@ def _child(args: list[str], package: Path, cache: Path, python: str = sys.execut
 
 
 def _tree_rss_gb(pid: int) -> float:
-    """The resident memory of a process and of every process below it, in GB."""
+    """The resident memory of a process and of every process below it, in GB: each one's proportional share
+    (``Pss``), so that pages both map (the rows' texts) count once."""
     total, todo = 0, [pid]
     while todo:
         at = todo.pop()
         try:
-            status = Path(f"/proc/{at}/status").read_text().splitlines()
-            total += next((int(line.split()[1]) for line in status if line.startswith("VmRSS:")), 0)
+            rollup = Path(f"/proc/{at}/smaps_rollup").read_text().splitlines()
+            total += next((int(line.split()[1]) for line in rollup if line.startswith("Pss:")), 0)
             for task in Path(f"/proc/{at}/task").iterdir():
                 todo += [int(c) for c in (task / "children").read_text().split()]
         except OSError:

@@ -28,13 +28,18 @@ from onetool_code.spans import note
 
 MIN_CHUNKS = 20_000  # below this a child's start-up costs more than it saves
 
-# The child imports this very package (the parent's copy, wherever it was imported from), then runs ``main``.
-_START = "import sys; sys.path.insert(0, sys.argv[1]); from onetool_code.index import lexical_process as m; m.main()"
+# The child imports this very package, the parent's copy: its folder is put first unless the child's own path
+# (the parent's environment, without the current directory: ``-P``) has it already, then ``main`` runs.
+_START = (
+    "import sys; sys.argv[1] in sys.path or sys.path.insert(0, sys.argv[1]); "
+    "from onetool_code.index import lexical_process as m; m.main()"
+)
 _PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
 
 
 class Pending:
-    """The lexical index being built; ``result`` waits for it, ``cancel`` gives up on it (a failed read)."""
+    """The lexical index being built; ``result`` waits for it, ``cancel`` stops a child (a failed read; a
+    thread's build, once started, runs to its end)."""
 
     def __init__(self, result: Callable[[], lexical.LexicalIndex], cancel: Callable[[], object]) -> None:
         self.result, self.cancel = result, cancel
@@ -45,28 +50,32 @@ def start(chunks: ChunkRows, spilled: Path | None, with_vectors: bool) -> Pendin
     texts on disk, under ``spilled / "rows"``) and vectors are read meanwhile; else on a thread."""
     if spilled is None or not with_vectors or chunks.chunk_ids.size < MIN_CHUNKS or not sys.executable:
         return _on_thread(chunks)
-    chunks.save(spilled / "rows")  # the blobs are there already: this adds the arrays the child maps
     out, log = spilled / "lexical", spilled / "lexical.log"
     try:
+        chunks.save(spilled / "rows")  # the blobs are there already: this adds the arrays the child maps
         out.mkdir()
         with log.open("wb") as told:  # a file, not a pipe: a chatty child never waits for this one to read
             child = subprocess.Popen(
-                [sys.executable, "-c", _START, _PACKAGE_PARENT, str(spilled / "rows"), str(out)],
+                [sys.executable, "-P", "-c", _START, _PACKAGE_PARENT, str(spilled / "rows"), str(out)],
                 stdin=subprocess.PIPE,  # held open: the child exits when it closes (``_orphaned``)
                 stdout=subprocess.DEVNULL,
                 stderr=told,
             )
     except OSError as exc:
-        note(f"the lexical index is built in this process: a child could not start ({exc})")
+        note(f"the lexical index is built in this process: no child could start ({exc})")
         return _on_thread(chunks)
 
     def result() -> lexical.LexicalIndex:
         child.wait()
         _close(child)
         if child.returncode == 0:
-            return dataclasses.replace(lexical.load(out, chunks), files=out)
-        told = log.read_text("utf-8", "replace")[-500:]
-        note(f"the lexical index is built in this process: its child failed ({child.returncode}): {told}")
+            try:
+                return dataclasses.replace(lexical.load(out, chunks), files=out)
+            except (OSError, ValueError, KeyError) as exc:
+                told = f"what it wrote cannot be read: {exc}"
+        else:
+            told = f"it failed ({child.returncode}): {log.read_text('utf-8', 'replace')[-500:]}"
+        note(f"the lexical index is built in this process: {told}")
         return lexical.build(chunks)
 
     def cancel() -> None:
@@ -94,7 +103,8 @@ def _on_thread(chunks: ChunkRows) -> Pending:
 
 
 def main() -> None:
-    """The child: ``sys.argv`` is [-c, package parent, rows folder, output folder]."""
+    """The child: ``sys.argv`` is [-c, package parent, rows folder, output folder]. (A parent that forks without
+    exec hands the pipe's end to its fork too: the child then outlives the parent until the fork exits.)"""
     rows_folder, out = Path(sys.argv[2]), Path(sys.argv[3])
     threading.Thread(target=_orphaned, daemon=True).start()
     lexical.save(lexical.build(ChunkRows.load(rows_folder)), out)

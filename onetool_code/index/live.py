@@ -242,6 +242,7 @@ def _read(project_root: Path, db_path: Path, key: Key, *, copy: bool) -> Snapsho
     report, done = _reporter(db_path, first=base is None)
     copy_seconds = 0.0
     spilled: Path | None = None
+    finish: Callable[[], Snapshot | None] | None = None
     try:
         with contextlib.ExitStack() as stack:
             if copy:
@@ -264,6 +265,8 @@ def _read(project_root: Path, db_path: Path, key: Key, *, copy: bool) -> Snapsho
         published = publish(target, result.save, keep=None if result.base is None else result.base.folder)
     finally:
         done()
+        if isinstance(finish, snapshot.Finish):
+            finish.cancel()  # a read that failed before it finished leaves no child process writing (``spilled``)
         if spilled is not None:
             shutil.rmtree(spilled, ignore_errors=True)  # what was not published; mappings of it live on
     if published and result.base is None:

@@ -27,8 +27,8 @@ CODE_MAX = 127
 ROUNDING = 1e-9
 # Threads of the int8 scan: the scan is memory-bound and both cores help (500,000 x 1536: 72 ms against 91).
 THREADS = min(os.cpu_count() or 1, 4)
-RESCORE_BLOCK = 256
-ENCODE_BLOCK = 256  # rows encoded at a time  # rows rescored from float32 between two checks of the stopping bound
+RESCORE_BLOCK = 256  # rows rescored from float32 between two checks of the stopping bound
+ENCODE_BLOCK = 256  # rows encoded at a time
 
 
 def encode(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -42,7 +42,8 @@ def encode(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nda
         part = slice(start, start + ENCODE_BLOCK)
         exact, block, product = buffers[:, : rows[part].shape[0]]
         exact[...] = rows[part]
-        scale = np.maximum(exact.max(axis=1, initial=0.0), -exact.min(axis=1, initial=0.0)) / CODE_MAX
+        # max |x| without a temporary (``0.0 - min``: a zero row's scale is +0.0, as ``abs`` made it, not -0.0)
+        scale = np.maximum(exact.max(axis=1, initial=0.0), 0.0 - exact.min(axis=1, initial=0.0)) / CODE_MAX
         np.divide(exact, np.where(scale > 0, scale, 1.0)[:, np.newaxis], out=block)
         np.rint(block, out=block)
         np.clip(block, -CODE_MAX, CODE_MAX, out=block)

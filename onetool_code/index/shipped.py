@@ -20,7 +20,7 @@ from typing import Any
 
 from onetool_code import progress
 from onetool_code.index import database, private_copy, snapshot
-from onetool_code.index.store import Key, Signature, cache_root, folder, publish
+from onetool_code.index.store import Key, Signature, cache_root, folder, publish, spill_folder
 from onetool_code.published import manifest, rows
 from onetool_code.schema import EMBEDDING_SIDECAR_SUFFIX, WAL_SUFFIX
 from onetool_code.spans import note
@@ -43,6 +43,7 @@ def export(project_root: Path, db_path: Path, into: Path) -> dict[str, Any]:
         shutil.copyfile(sidecar, copy.with_name(copy.name + EMBEDDING_SIDECAR_SUFFIX))
     watcher = progress.watcher()
     reading = watcher(db_path) if watcher is not None else None
+    finish: snapshot.Finish | None = None
     try:
         with database.session(copy, read_only=True) as con:
             finish = snapshot.read_whole(
@@ -50,12 +51,15 @@ def export(project_root: Path, db_path: Path, into: Path) -> dict[str, Any]:
             )
             version = con.execute("SELECT max(version) FROM schema_version").fetchone()
         made = finish()
+        shipped = copy.with_name(copy.name + SHIPPED)
+        shipped.mkdir()
+        made.save(shipped)  # moves what the read spilled
     finally:
+        if finish is not None:
+            finish.cancel()  # a read that failed before it finished leaves no child process behind
         if reading is not None:
             reading.close()
-    shipped = copy.with_name(copy.name + SHIPPED)
-    shipped.mkdir()
-    made.save(shipped)
+        shutil.rmtree(spill_folder(into), ignore_errors=True)  # what was not moved
     for matrix in shipped.glob("vectors-*/matrix.npy"):  # a reader fetches them later, reading ranges meanwhile
         rows.write_digests(matrix)
     return {

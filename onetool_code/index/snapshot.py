@@ -188,7 +188,7 @@ def delta_vectors(joined: vector_cache.VectorCache, columns: int) -> vector_cach
 
 def read_whole(
     con: duckdb.DuckDBPyConnection, db_path: Path, signature: Signature, target: Path, report: Report
-) -> Callable[[], Snapshot]:
+) -> Finish:
     """Every row and vector of the state ``con`` reads; returns the step that makes the snapshot of them, to run
     once ``con`` is closed (it derives the lexical index, the long part, without holding the file)."""
     started = time.perf_counter()
@@ -239,7 +239,23 @@ def read_whole(
             digests=digests,
         )
 
-    return finish
+    return Finish(finish, pending.cancel)
+
+
+class Finish:
+    """What is left of a whole read once its connection is closed: called, it waits for the lexical index (built
+    meanwhile, maybe by a child process) and makes the snapshot; ``cancel`` stops that build, for a read that
+    fails before or while finishing (a no-op once it has finished)."""
+
+    def __init__(self, make: Callable[[], Snapshot], cancel: Callable[[], object]) -> None:
+        self._make, self.cancel = make, cancel
+
+    def __call__(self) -> Snapshot:
+        try:
+            return self._make()
+        except BaseException:
+            self.cancel()
+            raise
 
 
 def _made(

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from test_snapshot_answers import generate
 
+import onetool_code
 from onetool_code.errors import IndexUnreadableError
 from onetool_code.index import lexical, lexical_process, live, vector_cache
 from onetool_code.index import store as derived
@@ -68,9 +69,13 @@ def _same_as_built_here(held) -> None:
     assert there.rank(queries, Filters(), 20) == here.rank(queries, Filters(), 20)
 
 
-def test_a_large_first_read_tokenises_in_a_child_and_answers_as_a_build_here(generated, cache, children):
+def test_a_large_first_read_tokenises_in_a_child_and_answers_as_a_build_here(generated, cache, children, monkeypatch):
     started, _ = children
+    here = []
+    monkeypatch.setattr(lexical, "build", lambda chunks: here.append(chunks))  # the parent must not build one
     held = live.view(generated.root, generated.db).snapshot
+    monkeypatch.undo()
+    assert here == []
     assert [c.returncode for c in started] == [0]
     assert "lexical_process" in " ".join(started[0].args)
     _same_as_built_here(held)
@@ -107,10 +112,27 @@ def test_a_first_read_that_fails_kills_its_child(generated, cache, children, mon
     assert not [p for p in cache.rglob("*") if derived.SPILL in p.name]
 
 
+def test_a_first_read_that_fails_as_it_finishes_kills_its_child(generated, cache, children, monkeypatch):
+    """The connection is closed and the child still tokenising when the progress report breaks (a watcher's
+    closed pipe): the child must not outlive the read."""
+    started, _ = children
+
+    def report(what: str, done: int, total: int) -> None:
+        if what == "lexical index":
+            raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(live, "_reporter", lambda db_path, first: (report, lambda: None))
+    with pytest.raises(BrokenPipeError):
+        live.view(generated.root, generated.db)
+    assert [c.returncode for c in started] == [-signal.SIGKILL]
+    assert not [p for p in cache.rglob("*") if derived.SPILL in p.name]
+
+
 def test_a_child_whose_parent_dies_stops_without_writing(generated, cache):
     script = "import sys; from pathlib import Path; from onetool_code.index import live; live.view(Path(sys.argv[1]), Path(sys.argv[2]))"  # fmt: skip
     env = {**os.environ, derived.CACHE_ENV: str(cache)}
-    parent = subprocess.Popen([sys.executable, "-c", script, str(generated.root), str(generated.db)], env=env)
+    command = [sys.executable, "-c", script, str(generated.root), str(generated.db)]
+    parent = subprocess.Popen(command, env=env, cwd=Path(onetool_code.__file__).parents[1])  # this copy's package
     try:
         child = _child_of(parent.pid, deadline=time.monotonic() + 60)
     finally:
@@ -119,7 +141,10 @@ def test_a_child_whose_parent_dies_stops_without_writing(generated, cache):
     deadline = time.monotonic() + 20
     while _alive(child) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _alive(child)
+    alive = _alive(child)
+    if alive:
+        os.kill(child, signal.SIGKILL)
+    assert not alive
     assert [p for p in cache.rglob("*") if derived.SPILL in p.name]  # the killed parent's, left to the next writer
     assert not list(cache.rglob("lengths.npy"))  # the child wrote nothing
 

@@ -11,6 +11,7 @@ import secrets
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 import obstore
@@ -354,6 +355,16 @@ def test_a_file_url_is_a_shared_disk(capsys, sample_index, tmp_path, monkeypatch
     _publish(capsys, url, sample_index.root)
     monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(tmp_path / "cache"))
     assert _search(url, base_url=sample_index.base_url)["results"]
+
+
+def test_publishing_leaves_nothing_in_the_temporary_folder(capsys, sample_index, tmp_path, monkeypatch):
+    """The export's first read spills its arrays beside its folder: they are moved into the published snapshot
+    or removed, never left behind (they were, one folder per publish)."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    _publish(capsys, f"file://{tmp_path / 'shared'}", sample_index.root)
+    assert list(scratch.iterdir()) == []
 
 
 def test_the_manifest_names_what_was_published(capsys, store, sample_index):
