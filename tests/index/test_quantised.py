@@ -166,3 +166,22 @@ def test_mapped_codes_are_scanned_a_window_at_a_time_and_none_is_kept(tmp_path, 
     assert _resident_kib(str(path)) == 0
     np.asarray(mapped).sum()  # read through the one mapping, as the scan did before: all of it is counted
     assert _resident_kib(str(path)) >= path.stat().st_size // 1024 - 4
+
+
+def test_the_encoding_is_its_formulas_to_the_bit():
+    """``encode`` works in place, block by block, for speed: its codes and terms are still the formulas' own, on
+    zero rows (a +0.0 scale), all-negative rows and a last block shorter than the others."""
+    rng = np.random.default_rng(5)
+    rows = rng.standard_normal((quantised.ENCODE_BLOCK * 2 + 37, 24)).astype(np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    rows[3] = 0.0
+    rows[7] = -np.abs(rows[7])
+    exact = rows.astype(np.float64)
+    scale = np.abs(exact).max(axis=1) / quantised.CODE_MAX
+    codes = np.clip(np.rint(exact / np.where(scale > 0, scale, 1.0)[:, np.newaxis]), -127, 127)
+    residual = np.linalg.norm(exact - scale[:, np.newaxis] * codes, axis=1)
+    got = quantised.encode(rows)
+    assert np.array_equal(got[0], codes.astype(np.int8))
+    assert got[1].tobytes() == scale.tobytes()  # bit for bit: +0.0 is not -0.0
+    assert np.allclose(got[2], residual, rtol=1e-12, atol=0)
+    assert np.allclose(got[3], scale * np.linalg.norm(codes, axis=1), rtol=1e-12, atol=0)
