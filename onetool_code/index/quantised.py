@@ -80,9 +80,14 @@ SHORTLIST_FROM = 250_000
 SHORTLIST_DIMS = 1024
 
 
+def shortlists(rows: int, dims: int) -> bool:
+    """Whether hybrid ranks an index of ``rows`` vectors of ``dims`` among a shortlist."""
+    return rows >= SHORTLIST_FROM and dims >= SHORTLIST_DIMS
+
+
 def shortlist(unit: np.ndarray, signs: np.ndarray, need: int, allowed: np.ndarray | None) -> np.ndarray | None:
-    """The rows (of ``allowed``, None: all) whose sign bits are nearest ``unit``'s by Hamming distance, ascending;
-    None when every row is worth scanning (a small index, or few rows allowed).
+    """The rows (of ``allowed``, None: all) whose sign bits are nearest ``unit``'s by Hamming distance, in row
+    order; None when every row is worth scanning (a small index or model, or few rows allowed).
 
     Not a bound: a row of the true top could be missing. At 1.09 M x 1536 (``bench/million.py``'s test vectors),
     the top 400 by float32 product of 5 queries were all within the nearest 2,000 by Hamming distance, and 20 of
@@ -90,8 +95,7 @@ def shortlist(unit: np.ndarray, signs: np.ndarray, need: int, allowed: np.ndarra
     import simsimd
 
     size = max(SHORTLIST * need, SHORTLIST_MIN)
-    small = signs.shape[0] < SHORTLIST_FROM or signs.shape[1] * 8 < SHORTLIST_DIMS
-    if small or size >= (signs.shape[0] if allowed is None else allowed.size):
+    if not shortlists(signs.shape[0], unit.size) or size >= (signs.shape[0] if allowed is None else allowed.size):
         return None
     query = np.packbits(unit > 0)[np.newaxis]
 

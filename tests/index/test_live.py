@@ -100,8 +100,8 @@ def test_a_changed_index_is_read_as_a_delta_that_answers_as_a_full_read(project,
 
 
 def test_hybrids_shortlist_of_a_delta_holds_every_row_of_the_delta(project, monkeypatch):
-    """The sign bits are the base's: a refreshed snapshot's new rows are always candidates, so a shortlist of one
-    base row still finds the new file's chunk nearest its own vector."""
+    """The sign bits are the base's: a refreshed snapshot's new rows are always candidates, so a shortlist of three
+    base rows still finds the new file's chunk nearest its own vector."""
     answer(project, query="reconcile ledger", mode="lexical")  # the base snapshot
     change(project)
     held = live.view(project.root, project.db).snapshot
