@@ -29,7 +29,7 @@ from onetool_code.hits import FileRow
 from onetool_code.index import quantised, rows, vector_cache
 from onetool_code.index.attributes import Attributes
 from onetool_code.index.database import EmbeddingSet
-from onetool_code.index.snapshot import Snapshot, delta_vectors, same_set
+from onetool_code.index.snapshot import Snapshot, same_set
 from onetool_code.index.store import cache_root
 from onetool_code.project.chunker import chunk_file
 from onetool_code.project.drift import Checkout, Drift, drift, state_of
@@ -294,7 +294,7 @@ def _vectors(
     if held.added is None:
         added = _taken(own, np.zeros(columns, bool))
     else:
-        part = delta_vectors(held, columns)
+        part = held.delta(columns)
         added = _taken(part, ~_of_files(part.attributes.paths, gone)[np.asarray(part.attributes.file_codes)])
     return own.joined(alive, added, files)
 
@@ -311,6 +311,7 @@ def _taken(cache: vector_cache.VectorCache, keep: np.ndarray) -> vector_cache.Ve
         cache,
         matrix=np.asarray(cache.matrix[keep]),
         codes=np.asarray(cache.codes)[keep],
+        signs=np.asarray(cache.signs)[keep],
         scales=np.asarray(cache.scales)[keep],
         residuals=np.asarray(cache.residuals)[keep],
         spans=np.asarray(cache.spans)[keep],

@@ -55,6 +55,59 @@ def encode(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nda
     return codes, scales, residuals, spans
 
 
+def margin(dims: int) -> float:
+    """Twice the worst-case error of a float32 dot product of two unit vectors: (dims + 1) roundings of 2**-24."""
+    return 2 * (dims + 2) * 2.0**-24
+
+
+def sign_bytes(dims: int) -> int:
+    return (dims + 7) // 8
+
+
+def signs(rows: np.ndarray) -> np.ndarray:
+    """The rows' sign bits, eight to a byte: what hybrid's shortlist compares (a 32nd of float32's bytes)."""
+    return np.packbits(rows > 0, axis=1)
+
+
+# Hybrid's semantic list is ranked among a shortlist: the rows whose sign bits are nearest the query's, this many
+# per row of the list (at least SHORTLIST_MIN), in an index of SHORTLIST_FROM rows or more, where the int8 scan
+# of every row costs the most of a search (1.09 M x 1536: 134 ms, at this machine's memory bandwidth; the sign
+# bits: about 30 ms), and of SHORTLIST_DIMS dimensions or more: the sign bits of a small model's vectors (384 for
+# e5-small) tell too little apart to shortlist by. The exact order (semantic mode) always scans every row.
+SHORTLIST = 10
+SHORTLIST_MIN = 4096
+SHORTLIST_FROM = 250_000
+SHORTLIST_DIMS = 1024
+
+
+def shortlists(rows: int, dims: int) -> bool:
+    """Whether hybrid ranks an index of ``rows`` vectors of ``dims`` among a shortlist."""
+    return rows >= SHORTLIST_FROM and dims >= SHORTLIST_DIMS
+
+
+def shortlist(unit: np.ndarray, signs: np.ndarray, need: int, allowed: np.ndarray | None) -> np.ndarray | None:
+    """The rows (of ``allowed``, None: all) whose sign bits are nearest ``unit``'s by Hamming distance, in row
+    order; None when every row is worth scanning (a small index or model, or few rows allowed).
+
+    Not a bound: a row of the true top could be missing. At 1.09 M x 1536 (``bench/million.py``'s test vectors),
+    the top 400 by float32 product of 5 queries were all within the nearest 2,000 by Hamming distance, and 20 of
+    20 default answers were unchanged (bench/README.md, issue 38)."""
+    import simsimd
+
+    size = max(SHORTLIST * need, SHORTLIST_MIN)
+    if not shortlists(signs.shape[0], unit.size) or size >= (signs.shape[0] if allowed is None else allowed.size):
+        return None
+    query = np.packbits(unit > 0)[np.newaxis]
+
+    def distance(window: np.ndarray) -> np.ndarray:
+        return np.asarray(simsimd.cdist(query, window, metric="hamming", dtype="bin8", threads=THREADS))[0]
+
+    distances = np.concatenate(spill.by_window(signs, distance))
+    if allowed is None:
+        return np.sort(np.argpartition(distances, size)[:size])
+    return np.sort(allowed[np.argpartition(distances[allowed], size)[:size]])
+
+
 def bounds(
     unit: np.ndarray, parts: list[np.ndarray], scales: np.ndarray, residuals: np.ndarray, spans: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:

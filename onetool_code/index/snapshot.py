@@ -18,7 +18,6 @@ On disk: one folder per state, ``snapshot.json`` written last (a folder without 
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 import time
@@ -32,7 +31,7 @@ import numpy as np
 from onetool_code import progress, schema
 from onetool_code.errors import DamagedError, SupersededError
 from onetool_code.hits import FileRow
-from onetool_code.index import database, lexical, lexical_process, rows, unit_rows, vector_cache
+from onetool_code.index import database, lexical, lexical_process, rows, unit_rows, vector_cache, vector_reads
 from onetool_code.index.store import Signature, set_aside, spill_folder
 from onetool_code.published import manifest
 from onetool_code.spans import note
@@ -42,8 +41,8 @@ if TYPE_CHECKING:
 
 
 # Bump when what a snapshot folder holds changes (5: the lexical index's tokens are stems; 6: the vectors one
-# float32 row each, beside their int8 codes; 7: the chunks' name keys).
-FORMAT = 7
+# float32 row each, beside their int8 codes; 7: the chunks' name keys; 8: the vectors' sign bits).
+FORMAT = 8
 # A delta larger than this share of its base's chunks (and than MIN_DELTA_CHUNKS) is read whole instead: the
 # base's dead rows cost every search a little, and the delta is read again at each refresh.
 MAX_DELTA_SHARE = 0.05
@@ -148,7 +147,7 @@ class Snapshot:
                 (into / f"vectors-{i}").mkdir()
                 np.save(into / f"vectors-{i}" / "alive.npy", _alive(joined.attributes.alive, columns))
                 assert joined.added is not None
-                delta_vectors(joined, columns).save(into / f"vectors-{i}")
+                joined.delta(columns).save(into / f"vectors-{i}")
         # Every file's size, checked at each load: a file lost or cut short (a crash, a full disk) is noticed there.
         meta["manifest"] = {str(f.relative_to(into)): f.stat().st_size for f in into.rglob("*") if f.is_file()}
         (into / "snapshot.json").write_text(json.dumps(meta), encoding="utf-8")  # last: a folder without it is torn
@@ -156,34 +155,6 @@ class Snapshot:
 
 def _alive(alive: np.ndarray | None, count: int) -> np.ndarray:
     return np.ones(count, bool) if alive is None else np.asarray(alive[:count])
-
-
-def delta_vectors(joined: vector_cache.VectorCache, columns: int) -> vector_cache.VectorCache:
-    """The delta's own vectors out of a joined cache (the rows after the base's ``columns``)."""
-    assert joined.added is not None
-    part = slice(columns, None)
-    files_of = joined.attributes
-    return dataclasses.replace(
-        joined,
-        matrix=joined.added,
-        added=None,
-        codes=joined.added_codes,
-        added_codes=None,
-        scales=joined.scales[part],
-        residuals=joined.residuals[part],
-        spans=joined.spans[part],
-        chunk_ids=joined.chunk_ids[part],
-        embedding_ids=joined.embedding_ids[part],
-        places=joined.places[part],
-        digests=joined.digests[part],
-        start_lines=joined.start_lines[part],
-        attributes=dataclasses.replace(
-            files_of, file_codes=files_of.file_codes[part], type_codes=files_of.type_codes[part], alive=None
-        ),
-        nan_rows=joined.nan_rows[joined.nan_rows >= columns] - columns,
-        null_rows=joined.null_rows[joined.null_rows >= columns] - columns,
-        broken_rows=joined.broken_rows[joined.broken_rows >= columns] - columns,
-    )
 
 
 def read_whole(
@@ -212,7 +183,7 @@ def read_whole(
         for embedding_set in layout.embedding_sets:
             label = f"vectors of {embedding_set.model}"
             report(label, 0, embedding_set.count)
-            vectors[embedding_set] = vector_cache.build(
+            vectors[embedding_set] = vector_reads.build(
                 con,
                 db_path,
                 embedding_set,
@@ -309,7 +280,7 @@ def read_delta(
         live = unchanged & np.isin(held.chunk_ids, live_chunks)
         new = np.setdiff1d(present, held.embedding_ids[live], assume_unique=True)
         vectors[embedding_set] = held.joined(
-            live, vector_cache.build_of(con, db_path, embedding_set, files, new), files
+            live, vector_reads.build_of(con, db_path, embedding_set, files, new), files
         )
     chunks = base.chunks.joined(alive, delta, files)
     made = _made(

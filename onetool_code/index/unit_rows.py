@@ -17,6 +17,13 @@ def units(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return units, scorable
 
 
+def stacked(columns: dict[str, np.ndarray], dims: int) -> dict[str, np.ndarray]:
+    """A window's columns (``database.vector_window``) with its vectors as one block (``stored``: ``block``,
+    ``null``, ``broken`` in place of ``embedding``)."""
+    columns["block"], columns["null"], columns["broken"] = stored(columns.pop("embedding"), dims)
+    return columns
+
+
 def stored(embeddings: np.ndarray, dims: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One window of vectors as DuckDB returns them (one array each) as a float32 block of rows as stored, with
     zeros for NULL vectors and those holding NULLs, and which those are. Done on the thread that reads the window:

@@ -6,13 +6,17 @@ and memory-mapped by every search on the machine, so no search holds the index C
 How a search ranks (``database.semantic`` is the reference, and the answers must not change):
 
 - candidates: one scan of the int8 copy of the L2-normalised vectors (``quantised.py``) bounds every row's
-  cosine; the rows whose upper bound reaches the (offset + limit)-th best lower bound, less ``margin(dims)``
+  cosine; the rows whose upper bound reaches the (offset + limit)-th best lower bound, less ``quantised.margin(dims)``
   (twice the worst-case float32 rounding error), are the only ones that can be on the page;
 - order: those rows re-scored in float64 from their float32 rows, read by index from the mapped matrix, best
   upper bound first until no row left can reach the page (identical vectors get identical scores, so their tie
   is broken as the SQL breaks it), then sorted as the SQL sorts: similarity descending (NaN first and NULL last,
   as DuckDB orders them), then path, start line and chunk id;
 - rows: the snapshot's rows of the page's chunks (``rows.ChunkRows``).
+
+Hybrid's semantic list needs no exact order (it is fused by rank): in a large index it is ranked the same way among
+a shortlist, the rows whose sign bits are nearest the query's (``quantised.shortlist``), whose codes are read by
+index instead of scanned.
 
 The one difference left: two *different* vectors whose cosines are equal in exact arithmetic may come out an
 ulp apart, in either order, because DuckDB rounds in its own way (duckdb 1.5 and 2.0 already differ around the
@@ -26,12 +30,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
@@ -42,26 +43,10 @@ from onetool_code.index.attributes import Attributes
 from onetool_code.index.store import heap
 from onetool_code.schema import Filters
 
-if TYPE_CHECKING:
-    import duckdb
-
-T = TypeVar("T")
-
-# The build reads vectors in windows of rowids, so that two windows of per-row arrays at most (the one being
-# written, the next being read) exist beside the matrix, which is on disk as it is read.
-WINDOW_BYTES = 64 << 20  # 10,922 x 1536: windows of 1,365 cost DuckDB 1.4x more per row
-
 # What a saved cache holds as .npy files (bump snapshot.FORMAT when it changes).
 _ARRAYS = (
-    "matrix", "codes", "scales", "residuals", "spans", "chunk_ids", "embedding_ids", "places", "digests", "start_lines", "nan_rows", "null_rows", "broken_rows",
+    "matrix", "codes", "signs", "scales", "residuals", "spans", "chunk_ids", "embedding_ids", "places", "digests", "start_lines", "nan_rows", "null_rows", "broken_rows",
 )  # fmt: skip
-
-_NULL_LINE = np.int64(np.iinfo(np.int64).max)  # DuckDB sorts NULL start lines last (np.where wraps a bare int)
-
-
-def margin(dims: int) -> float:
-    """Twice the worst-case error of a float32 dot product of two unit vectors: (dims + 1) roundings of 2**-24."""
-    return 2 * (dims + 2) * 2.0**-24
 
 
 @dataclass(frozen=True, eq=False)
@@ -81,6 +66,7 @@ class VectorCache:
     matrix: np.ndarray  # (rows, dims) float32, unit rows; zero rows for vectors that have no cosine (or
     # ``published.rows.RemoteRows``, rows read from a store while a published version's are not here yet)
     codes: np.ndarray  # (rows, dims) int8: ``quantised.encode`` of the matrix, and its per-row float64 terms
+    signs: np.ndarray  # (rows, dims / 8) uint8: the matrix's sign bits (``quantised.signs``), for hybrid's shortlist
     scales: np.ndarray
     residuals: np.ndarray
     spans: np.ndarray
@@ -88,7 +74,7 @@ class VectorCache:
     embedding_ids: np.ndarray  # int64, embeddings.id
     places: np.ndarray  # int64, the rows' rowids: DuckDB moves a row whose vector changes
     digests: np.ndarray  # uint64, ``unit_rows.digests`` of each vector as stored: what a moved row is compared by
-    start_lines: np.ndarray  # int64, NULL as _NULL_LINE
+    start_lines: np.ndarray  # int64, NULL as ``vector_reads.NULL_LINE``
     attributes: Attributes  # what the filters and the path tie-break read
     nan_rows: np.ndarray  # zero or non-finite vectors: DuckDB's cosine is NaN, which it sorts first
     null_rows: np.ndarray  # NULL vectors: the similarity is NULL, sorted last
@@ -108,8 +94,8 @@ class VectorCache:
         self, vectors: np.ndarray, filters: Filters, limit: int, offset: int, *, exact: bool = True
     ) -> list[list[tuple[int, float]]]:
         """One page of (chunk id, similarity) per query vector, best first, exactly as ``database.semantic``; or,
-        not ``exact``, in the order of the float32 product (a hybrid search fuses ranks, and re-scoring its 400
-        candidates in float64 costs 3 ms at 109,000 x 1536)."""
+        not ``exact``, in the order of the float32 product among a shortlist (``quantised.shortlist``: a hybrid
+        search fuses ranks, and re-scoring its 400 candidates in float64 costs 3 ms at 109,000 x 1536)."""
         rows = self.attributes.rows(filters)
         self._check_broken(rows)
         units, scorable = unit_rows.units(vectors)
@@ -130,15 +116,17 @@ class VectorCache:
         assert matrix is not None
         return np.array(matrix[column - (0 if column < height else height)], dtype=np.float32)
 
-    def prefetch(self) -> None:
-        """Have the kernel read the mapped codes into the page cache, for a search about to scan all of them.
+    def prefetch(self, exact: bool) -> None:
+        """Have the kernel read the mapped codes into the page cache, for a search about to scan all of them (or
+        the sign bits, for a hybrid search that ranks among a shortlist: ``exact`` says it will not).
 
         A snapshot not searched for a while has left the page cache (on these VMs within about a minute), and
         the scan then faults it in from disk: 0.37 s more at 109,000 x 1536 float32 vectors. Asked for while the
         embeddings request runs, it is in memory by the time the scan starts (``posix_fadvise``: the kernel reads
         ahead on its own; pages already there cost nothing, and the process maps none of them).
         """
-        for matrix in (self.codes, self.added_codes):
+        shortlisting = not exact and quantised.shortlists(*self.codes.shape)
+        for matrix in (self.signs if shortlisting else self.codes, self.added_codes):
             if matrix is not None:
                 spill.read_ahead(matrix)
 
@@ -193,14 +181,18 @@ class VectorCache:
     def _candidates(
         self, unit: np.ndarray, rows: np.ndarray | None, need: int, exact: bool
     ) -> tuple[np.ndarray, np.ndarray]:
-        """The rows that may be on the page, each with its similarity."""
-        parts = [self.codes] + ([] if self.added_codes is None else [self.added_codes])
-        lower, upper = quantised.bounds(unit, parts, self.scales, self.residuals, self.spans)
-        lower[self.nan_rows] = upper[self.nan_rows] = np.inf
-        lower[self.null_rows] = upper[self.null_rows] = -np.inf
-        if rows is not None:
-            lower, upper = lower[rows], upper[rows]
-        slack = margin(self.matrix.shape[1])
+        """The rows that may be on the page, each with its similarity; not ``exact``, among hybrid's shortlist."""
+        shortlisted = None if exact else self._shortlist(unit, rows, need)
+        if shortlisted is not None:
+            rows, lower, upper = shortlisted
+        else:
+            parts = [self.codes] + ([] if self.added_codes is None else [self.added_codes])
+            lower, upper = quantised.bounds(unit, parts, self.scales, self.residuals, self.spans)
+            lower[self.nan_rows] = upper[self.nan_rows] = np.inf
+            lower[self.null_rows] = upper[self.null_rows] = -np.inf
+            if rows is not None:
+                lower, upper = lower[rows], upper[rows]
+        slack = quantised.margin(self.matrix.shape[1])
         if need < lower.size:
             kth = np.partition(lower, lower.size - need)[lower.size - need]
             picked = np.flatnonzero(upper >= kth - slack)
@@ -217,6 +209,26 @@ class VectorCache:
 
         candidates, scores = quantised.rescore_until_sure(in_rows, upper[picked], need, slack, keys)
         return candidates, scores.astype(np.float32)
+
+    def _shortlist(
+        self, unit: np.ndarray, rows: np.ndarray | None, need: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """``quantised.shortlist`` of the base's rows the filters keep, with every kept row it cannot judge (the
+        delta's, and those without a cosine, which the SQL sorts first or last), and their bounds from their
+        codes read by index; None: every row is scanned."""
+        height = self.codes.shape[0]
+        found = quantised.shortlist(unit, self.signs, need, None if rows is None else rows[rows < height])
+        if found is None:
+            return None
+        others = np.concatenate([self.nan_rows, self.null_rows, np.arange(height, self.chunk_ids.size)])
+        pool = np.union1d(found, others if rows is None else others[np.isin(others, rows)])
+        codes = [spill.rows_of(self.codes, pool[pool < height])]
+        if self.added_codes is not None:
+            codes.append(self.added_codes[pool[pool >= height] - height])
+        lower, upper = quantised.bounds(unit, codes, self.scales[pool], self.residuals[pool], self.spans[pool])
+        for held, bound in ((self.nan_rows, np.inf), (self.null_rows, -np.inf)):
+            lower[np.isin(pool, held)] = upper[np.isin(pool, held)] = bound
+        return pool, lower, upper
 
     def _exact(self, candidates: np.ndarray, unit: np.ndarray, exact: bool) -> np.ndarray:
         """Float32 similarities of a few rows read by index, computed in float64 row by row (``exact``) or as
@@ -258,6 +270,34 @@ class VectorCache:
             build_seconds=self.build_seconds + delta.build_seconds,
         )
 
+    def delta(self, columns: int) -> VectorCache:
+        """A joined cache's delta alone (the rows after the base's ``columns``), as a delta snapshot saves it."""
+        assert self.added is not None
+        part = slice(columns, None)
+        files_of = self.attributes
+        return dataclasses.replace(
+            self,
+            matrix=self.added,
+            added=None,
+            codes=self.added_codes,
+            added_codes=None,
+            signs=quantised.signs(self.added),
+            scales=self.scales[part],
+            residuals=self.residuals[part],
+            spans=self.spans[part],
+            chunk_ids=self.chunk_ids[part],
+            embedding_ids=self.embedding_ids[part],
+            places=self.places[part],
+            digests=self.digests[part],
+            start_lines=self.start_lines[part],
+            attributes=dataclasses.replace(
+                files_of, file_codes=files_of.file_codes[part], type_codes=files_of.type_codes[part], alive=None
+            ),
+            nan_rows=self.nan_rows[self.nan_rows >= columns] - columns,
+            null_rows=self.null_rows[self.null_rows >= columns] - columns,
+            broken_rows=self.broken_rows[self.broken_rows >= columns] - columns,
+        )
+
     def save(self, into: Path) -> None:
         """Write the arrays (``np.save``: memory-mappable) and the rest as JSON into a folder of a snapshot."""
         for name in _ARRAYS:
@@ -279,172 +319,3 @@ def load(folder: Path, db_path: Path) -> VectorCache:
         matrix=spill.matrix(folder, db_path, arrays["codes"].shape),
         **arrays,
     )
-
-
-def build(
-    con: duckdb.DuckDBPyConnection,
-    db_path: Path,
-    embedding_set: database.EmbeddingSet,
-    files: Sequence[FileRow],
-    progress: Callable[[int, int], None] | None = None,
-    spilled: Path | None = None,
-) -> VectorCache:
-    """Read one provider/model's vectors through ``con`` (read-only) into a new cache; ``files`` are
-    ``database.file_rows`` of the same connection; ``progress`` hears (vectors read, vectors in all);
-    ``spilled``: a folder where the float32 matrix and its codes are written as they are read, then mapped."""
-    count, low, high = database.vector_extent(con, embedding_set)
-    window = max(256, WINDOW_BYTES // (embedding_set.dims * 4))
-    windows = (
-        _stored(database.vector_window(con, embedding_set, start, start + window), embedding_set.dims)
-        for start in range(low, high + 1, window)
-    )
-    return _assemble(db_path, embedding_set, files, count, _ahead(windows), progress, spilled)
-
-
-def _stored(columns: dict[str, np.ndarray], dims: int) -> dict[str, np.ndarray]:
-    """A window's columns with its vectors as one block (``unit_rows.stored``: ``block``, ``null``, ``broken``)."""
-    columns["block"], columns["null"], columns["broken"] = unit_rows.stored(columns.pop("embedding"), dims)
-    return columns
-
-
-def _ahead(windows: Iterator[T]) -> Iterator[T]:
-    """The windows, each read on a thread of its own while the one before is normalised, encoded and written:
-    DuckDB lets go of the GIL while it reads."""
-    with ThreadPoolExecutor(1, thread_name_prefix="onetool-code vectors") as pool:
-        pending = pool.submit(next, windows, None)
-        while (window := pending.result()) is not None:
-            pending = pool.submit(next, windows, None)
-            yield window
-
-
-def build_of(
-    con: duckdb.DuckDBPyConnection,
-    db_path: Path,
-    embedding_set: database.EmbeddingSet,
-    files: Sequence[FileRow],
-    embedding_ids: np.ndarray,
-) -> VectorCache:
-    """The vectors of these embeddings.id values only: a refresh's delta."""
-    window = max(256, WINDOW_BYTES // (embedding_set.dims * 4))
-    ids = np.sort(embedding_ids)
-    windows = (
-        _stored(database.vectors_by_id(con, embedding_set, ids[start : start + window]), embedding_set.dims)
-        for start in range(0, ids.size, window)
-    )
-    return _assemble(db_path, embedding_set, files, ids.size, windows)
-
-
-def _assemble(
-    db_path: Path,
-    embedding_set: database.EmbeddingSet,
-    files: Sequence[FileRow],
-    count: int,
-    windows: Iterable[dict[str, np.ndarray]],
-    progress: Callable[[int, int], None] | None = None,
-    spilled: Path | None = None,
-) -> VectorCache:
-    started = time.perf_counter()
-    file_ids = np.fromiter((f.file_id for f in files), dtype=np.int64, count=len(files))
-    by_id = np.argsort(file_ids)
-    dims = embedding_set.dims
-    if spilled is not None:
-        try:
-            folder = spilled / f"vectors-{embedding_set.dims}-{embedding_set.provider}-{embedding_set.model}".replace(
-                "/", "_"
-            )
-            folder.mkdir(parents=True)
-        except OSError:
-            spilled = None  # a cache directory that cannot be written: the vectors are held, as a delta's are
-    if spilled is None:
-        matrix = np.empty((count, dims), dtype=np.float32)
-        codes = np.empty((count, dims), dtype=np.int8)
-        writers = None
-    else:
-        writers = (
-            spill.Writer(folder / "matrix.npy", (count, dims), np.float32),
-            spill.Writer(folder / "codes.npy", (count, dims), np.int8),
-        )
-    scales, residuals, spans = (np.empty(count, dtype=np.float64) for _ in range(3))
-    chunk_ids = np.empty(count, dtype=np.int64)
-    embedding_ids = np.empty(count, dtype=np.int64)
-    places = np.empty(count, dtype=np.int64)
-    digests = np.empty(count, dtype=np.uint64)
-    start_lines = np.empty(count, dtype=np.int64)
-    file_codes = np.empty(count, dtype=np.int32)
-    type_codes = np.empty(count, dtype=np.int32)
-    types: dict[str, int] = {}
-    nan_rows: list[np.ndarray] = []
-    null_rows: list[np.ndarray] = []
-    broken_rows: list[np.ndarray] = []
-    filled = 0
-    for columns in windows:
-        n = len(columns["chunk_id"])
-        if filled + n > count:
-            raise IndexUnreadableError(f"Cannot read the index {db_path}: it changed while its vectors were read.")
-        part = slice(filled, filled + n)
-        chunk_ids[part] = np.ma.getdata(columns["chunk_id"])
-        embedding_ids[part] = np.ma.getdata(columns["id"])
-        places[part] = np.ma.getdata(columns["place"])
-        lines = columns["start_line"]
-        start_lines[part] = np.where(np.ma.getmaskarray(lines), _NULL_LINE, np.ma.getdata(lines).astype(np.int64))
-        file_codes[part] = by_id[np.searchsorted(file_ids, np.ma.getdata(columns["file_id"]), sorter=by_id)]
-        type_codes[part] = np.fromiter(
-            (types.setdefault(str(t), len(types)) for t in np.ma.getdata(columns["chunk_type"])), np.int32, n
-        )
-        block, null, broken = columns["block"], columns["null"], columns["broken"]
-        unscorable, digests[part] = unit_rows.fill(block, null, broken)
-        block_codes, scales[part], residuals[part], spans[part] = quantised.encode(block)
-        if writers is None:
-            matrix[part], codes[part] = block, block_codes
-        else:
-            writers[0].write(block)
-            writers[1].write(block_codes)
-        nan_rows.append(np.flatnonzero(unscorable) + filled)
-        null_rows.append(np.flatnonzero(null) + filled)
-        broken_rows.append(np.flatnonzero(broken) + filled)
-        filled += n
-        if progress is not None:
-            progress(filled, count)
-    if filled != count:
-        raise IndexUnreadableError(f"Cannot read the index {db_path}: it changed while its vectors were read.")
-    if writers is not None:
-        matrix, codes = (writer.mapped() for writer in writers)
-    arrays = [
-        matrix,
-        codes,
-        scales,
-        residuals,
-        spans,
-        chunk_ids,
-        embedding_ids,
-        places,
-        digests,
-        start_lines,
-        file_codes,
-        type_codes,
-    ]
-    for array in arrays:
-        array.flags.writeable = False  # shared by concurrent searches: nothing may change them
-    return VectorCache(
-        db_path=str(db_path),
-        embedding_set=embedding_set,
-        matrix=matrix,
-        codes=codes,
-        scales=scales,
-        residuals=residuals,
-        spans=spans,
-        chunk_ids=chunk_ids,
-        embedding_ids=embedding_ids,
-        places=places,
-        digests=digests,
-        start_lines=start_lines,
-        attributes=Attributes.of(files, file_codes, type_codes, tuple(types)),
-        nan_rows=_joined(nan_rows),
-        null_rows=_joined(null_rows),
-        broken_rows=_joined(broken_rows),
-        build_seconds=time.perf_counter() - started,
-    )
-
-
-def _joined(parts: Sequence[np.ndarray]) -> np.ndarray:
-    return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64)

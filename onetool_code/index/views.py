@@ -36,7 +36,7 @@ class View(Protocol):
 
     def check_languages(self, filters: Filters) -> None: ...
 
-    def prefetch(self, vectors: database.EmbeddingSet) -> None: ...
+    def prefetch(self, vectors: database.EmbeddingSet, exact: bool) -> None: ...
 
     def reader(self) -> contextlib.AbstractContextManager[Reader]: ...
 
@@ -63,9 +63,9 @@ class SnapshotView:
     def check_languages(self, filters: Filters) -> None:
         check_languages(self.snapshot.language_counts, filters)
 
-    def prefetch(self, vectors: database.EmbeddingSet) -> None:
-        """Page a model's vectors in while the query is embedded."""
-        self.snapshot.vectors[vectors].prefetch()
+    def prefetch(self, vectors: database.EmbeddingSet, exact: bool) -> None:
+        """Page a model's vectors in while the query is embedded (what an ``exact`` ranking, or hybrid's, reads)."""
+        self.snapshot.vectors[vectors].prefetch(exact)
 
     @contextlib.contextmanager
     def reader(self) -> Iterator[Reader]:
@@ -98,7 +98,7 @@ class FileView:
     def check_languages(self, filters: Filters) -> None:
         check_languages(self.language_counts, filters)
 
-    def prefetch(self, vectors: database.EmbeddingSet) -> None:
+    def prefetch(self, vectors: database.EmbeddingSet, exact: bool) -> None:
         """Nothing is mapped: ChunkHound's SQL reads the file."""
 
     @contextlib.contextmanager

@@ -107,7 +107,7 @@ def embedded(
         return None, None
     try:
         chosen = embedding_set(view.layout, settings)
-        view.prefetch(chosen)
+        view.prefetch(chosen, exact=request.mode == "semantic")
         settings = replace(settings, model=chosen.model)  # the index's largest set when nothing named a model
         if shared is None:
             vectors = _embed(request.queries, settings, chosen.dims, network)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from test_snapshot_answers import generate
 
-from onetool_code.index import live, snapshot, vector_cache
+from onetool_code.index import live, snapshot, vector_reads
 from onetool_code.index import store as derived
 from onetool_code.index.store import STORE
 
@@ -26,7 +26,7 @@ def generated(tmp_path, monkeypatch):
 
 def test_the_first_read_never_holds_the_matrix_in_memory(generated, monkeypatch):
     peaks = []
-    build = vector_cache.build
+    build = vector_reads.build
 
     def traced(*args, **options):  # the vectors' read alone (the lexical index is built by a child process)
         tracemalloc.reset_peak()
@@ -35,8 +35,8 @@ def test_the_first_read_never_holds_the_matrix_in_memory(generated, monkeypatch)
         peaks.append(tracemalloc.get_traced_memory()[1] - start)
         return made
 
-    monkeypatch.setattr(vector_cache, "build", traced)
-    monkeypatch.setattr(vector_cache, "WINDOW_BYTES", 8 << 20)  # as 64 MB windows stand to a matrix of 8.7 GB
+    monkeypatch.setattr(vector_reads, "build", traced)
+    monkeypatch.setattr(vector_reads, "WINDOW_BYTES", 8 << 20)  # as 64 MB windows stand to a matrix of 8.7 GB
     tracemalloc.start()
     try:
         held = live.view(generated.root, generated.db).snapshot

@@ -16,7 +16,7 @@ from test_snapshot_answers import generate
 
 import onetool_code
 from onetool_code.errors import IndexUnreadableError
-from onetool_code.index import lexical, lexical_process, live, vector_cache
+from onetool_code.index import lexical, lexical_process, live, vector_reads
 from onetool_code.index import store as derived
 from onetool_code.index.store import STORE
 from onetool_code.names import query_tokens
@@ -105,7 +105,7 @@ def test_a_first_read_that_fails_kills_its_child(generated, cache, children, mon
     def fails(*args, **options):
         raise IndexUnreadableError("Cannot read the index: it changed while its vectors were read.")
 
-    monkeypatch.setattr(vector_cache, "build", fails)
+    monkeypatch.setattr(vector_reads, "build", fails)
     with pytest.raises(IndexUnreadableError):
         live.view(generated.root, generated.db)
     assert [c.returncode for c in started] == [-signal.SIGKILL]

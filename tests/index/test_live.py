@@ -14,12 +14,14 @@ import textwrap
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import build_index, settled
 
 import onetool_code
-from onetool_code.index import live, private_copy, snapshot
+from onetool_code.index import live, private_copy, quantised, snapshot
 from onetool_code.index.store import STORE
+from onetool_code.schema import Filters
 
 CASES = (
     {"query": "retry with exponential backoff", "mode": "semantic"},
@@ -95,6 +97,22 @@ def test_a_changed_index_is_read_as_a_delta_that_answers_as_a_full_read(project,
         assert places(ours) == places(whole), case
         if case["mode"] == "semantic" or case["mode"] == "regex":
             assert [r["score"] for r in ours["results"]] == [r["score"] for r in whole["results"]], case
+
+
+def test_hybrids_shortlist_of_a_delta_holds_every_row_of_the_delta(project, monkeypatch):
+    """The sign bits are the base's: a refreshed snapshot's new rows are always candidates, so a shortlist of three
+    base rows still finds the new file's chunk nearest its own vector."""
+    answer(project, query="reconcile ledger", mode="lexical")  # the base snapshot
+    change(project)
+    held = live.view(project.root, project.db).snapshot
+    vectors = next(iter(held.vectors.values()))
+    assert vectors.added is not None
+    height = vectors.codes.shape[0]
+    new = [k for k in range(vectors.added.shape[0]) if held.chunks.attributes.paths[vectors.attributes.file_codes[height + k]] == "src/bookshelf/ledger.py"]  # fmt: skip
+    for name, value in (("SHORTLIST_FROM", 1), ("SHORTLIST", 1), ("SHORTLIST_MIN", 1), ("SHORTLIST_DIMS", 1)):
+        monkeypatch.setattr(quantised, name, value)
+    page = vectors.rank(np.asarray(vectors.added[new[:1]]), Filters(), 3, 0, exact=False)[0]
+    assert page[0][0] == int(vectors.chunk_ids[height + new[0]])
 
 
 def test_related_answers_from_a_delta_as_from_a_full_read(project, monkeypatch, tmp_path):

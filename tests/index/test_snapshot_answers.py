@@ -30,7 +30,7 @@ import onetool_code
 from onetool_code import schema
 from onetool_code.errors import IndexUnreadableError
 from onetool_code.hits import Hit
-from onetool_code.index import database, live, store
+from onetool_code.index import database, live, quantised, store
 from onetool_code.index.store import STORE
 from onetool_code.schema import Filters
 
@@ -364,6 +364,33 @@ def test_many_queries_and_a_batch_match_sql(generated, generated_set, queries):
     )
     seen = compare(generated.db, generated_set, np.vstack([queries, more]), Filters(), 10, 0)
     assert seen == 10 * (len(queries) + 4)
+
+
+@pytest.mark.parametrize(
+    "filters", [Filters(), Filters(languages=("python",)), Filters(exclude=("tests",))], ids=["none", "lang", "path"]
+)
+def test_hybrids_shortlist_answers_as_the_sql_for_queries_near_the_data(
+    generated, generated_set, queries, filters, monkeypatch
+):
+    """A large index ranks hybrid's list among the rows nearest the query by sign bits, reading only their codes:
+    on clustered vectors with zero, NULL and tied ones, under filters, the pages are still the SQL's. (Not for a
+    random direction, whose best cosines are all near zero: the shortlist is a filter, not a bound.)"""
+    monkeypatch.setattr(quantised, "SHORTLIST_FROM", 1000)
+    monkeypatch.setattr(quantised, "SHORTLIST_DIMS", 384)
+    scanned = []
+    bounds = quantised.bounds
+
+    def counted(unit, parts, *rest):
+        scanned.append(sum(part.shape[0] for part in parts))
+        return bounds(unit, parts, *rest)
+
+    monkeypatch.setattr(quantised, "bounds", counted)
+    near = queries[:7]  # near cluster centres, and stored vectors (ties at the top)
+    assert compare(generated.db, generated_set, near, filters, 50, 0, exact=False) > 0
+    assert scanned and max(scanned) < GENERATED_CHUNKS // 4
+    scanned.clear()
+    compare(generated.db, generated_set, near, filters, 50, 0, exact=True)  # semantic mode scans every row
+    assert min(scanned) >= GENERATED_CHUNKS
 
 
 def test_exact_ties_follow_the_sql_tie_break(generated, generated_set):
