@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import mmap
 import os
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
@@ -22,16 +21,6 @@ from onetool_code.published import manifest
 from onetool_code.published.rows import RemoteRows
 
 T = TypeVar("T")
-
-
-def ahead(windows: Iterator[T]) -> Iterator[T]:
-    """The windows, each read on a thread of its own while the one before is normalised, encoded and written:
-    DuckDB lets go of the GIL while it reads."""
-    with ThreadPoolExecutor(1, thread_name_prefix="onetool-code vectors") as pool:
-        pending = pool.submit(next, windows, None)
-        while (window := pending.result()) is not None:
-            pending = pool.submit(next, windows, None)
-            yield window
 
 
 class Writer:

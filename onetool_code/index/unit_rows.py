@@ -18,23 +18,18 @@ def units(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def stacked(columns: dict[str, np.ndarray], dims: int) -> dict[str, np.ndarray]:
-    """A window's columns (``database.vector_window``) with its vectors as one block (``stored``: ``block``,
-    ``null``, ``broken`` in place of ``embedding``)."""
-    columns["block"], columns["null"], columns["broken"] = stored(columns.pop("embedding"), dims)
+    """A window's columns (``database.vector_window``) with its vectors, one array each as DuckDB returns them, as
+    one float32 block of rows as stored (``block``; zeros for NULL vectors and those holding NULLs, which ``null``
+    and ``broken`` mark) in place of ``embedding``. Done on the thread that reads the window: its thousands of
+    objects are made and let go there, while the last window's arithmetic lets go of the GIL."""
+    embeddings = columns.pop("embedding")
+    block = columns["block"] = np.empty((len(embeddings), dims), dtype=np.float32)
+    columns["null"], columns["broken"] = copied(block, embeddings)
     return columns
 
 
-def stored(embeddings: np.ndarray, dims: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """One window of vectors as DuckDB returns them (one array each) as a float32 block of rows as stored, with
-    zeros for NULL vectors and those holding NULLs, and which those are. Done on the thread that reads the window:
-    its thousands of objects are made and let go there, while the last window's arithmetic lets go of the GIL."""
-    block = np.empty((len(embeddings), dims), dtype=np.float32)
-    null, broken = copied(block, embeddings)
-    return block, null, broken
-
-
 def fill(block: np.ndarray, null: np.ndarray, broken: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Make ``block`` (``stored``) unit rows in place; return its NaN-cosine rows, and the digests of the vectors as
+    """Make ``block`` (``stacked``) unit rows in place; return its NaN-cosine rows, and the digests of the vectors as
     stored (``digests``)."""
     digested = digests(block, null, broken)
     n = block.shape[0]

@@ -9,9 +9,10 @@ ranks.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
@@ -23,6 +24,8 @@ from onetool_code.index.vector_cache import VectorCache
 
 if TYPE_CHECKING:
     import duckdb
+
+T = TypeVar("T")
 
 # The build reads vectors in windows of rowids, so that two windows of per-row arrays at most (the one being
 # written, the next being read) exist beside the matrix, which is on disk as it is read.
@@ -48,7 +51,17 @@ def build(
         unit_rows.stacked(database.vector_window(con, embedding_set, start, start + window), embedding_set.dims)
         for start in range(low, high + 1, window)
     )
-    return _assemble(db_path, embedding_set, files, count, spill.ahead(windows), progress, spilled)
+    return _assemble(db_path, embedding_set, files, count, _ahead(windows), progress, spilled)
+
+
+def _ahead(windows: Iterator[T]) -> Iterator[T]:
+    """The windows, each read on a thread of its own while the one before is normalised, encoded and written:
+    DuckDB lets go of the GIL while it reads."""
+    with ThreadPoolExecutor(1, thread_name_prefix="onetool-code vectors") as pool:
+        pending = pool.submit(next, windows, None)
+        while (window := pending.result()) is not None:
+            pending = pool.submit(next, windows, None)
+            yield window
 
 
 def build_of(
