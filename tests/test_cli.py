@@ -297,4 +297,4 @@ def test_a_page_whose_hits_were_merged_says_so_beside_the_next_offset(capsys, sa
     lines = out.rstrip("\n").split("\n")
     found = int(lines[0].split()[1])
     assert code == 0 and found < 10
-    assert lines[-1] == "More results: offset=10 (10 hits, overlapping ones merged)"
+    assert lines[-1] == "More results: offset=10 (overlapping hits merged)"

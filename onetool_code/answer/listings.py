@@ -71,7 +71,7 @@ def _usages(found: Usages, fmt: str, detailed: bool, shown_files: int) -> str | 
             out.extend(shown(f"{INDENT}{n}: {cut(text.strip(), USE_LINE_CHARS)}") for n, text in f.lines)
         else:
             numbers = [n for n, _ in f.lines]
-            more = ", ..." if len(numbers) > USE_NUMBERS_SHOWN else ""
+            more = ",..." if len(numbers) > USE_NUMBERS_SHOWN else ""
             out.append(shown(f"{f.path} ({len(numbers)}): {ranges(numbers[:USE_NUMBERS_SHOWN])}{more}"))
     if left:
         files_left = f"{left} file" + ("" if left == 1 else "s")

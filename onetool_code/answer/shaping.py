@@ -98,6 +98,7 @@ class Result:
     numbered: bool = True
     definitions: str = ""
     preview: list[int] = field(default_factory=list)
+    lead: list[int] = field(default_factory=list)  # the preview's best line alone (``describe``)
     match_lines: list[int] = field(default_factory=list)
     file_result_count: int = 1
     queries: tuple[int, ...] = ()
@@ -175,7 +176,8 @@ def _results(placed: Sequence[Placed], request: Request, sources: SourceFiles) -
 
 def describe(results: list[Result], request: Request) -> None:
     """What depends on a result's place in the answer and on the query: how many results its file has, its
-    matching lines, its preview (two lines for the first ``FULL_PREVIEWS``, one after) and, in a long result,
+    matching lines, its preview (two lines for the first ``FULL_PREVIEWS``, one after; ``lead``: its best line) and,
+    in a long result,
     which definition inside it the query is about (``_matched_best``): named first among its definitions, its
     lines the preview (the line that names it, then its best matching line) and the matching lines, so that an
     agent handed a whole class reads the method asked about, not the class's first lines."""
@@ -191,14 +193,16 @@ def describe(results: list[Result], request: Request) -> None:
         if best is None:
             if result.numbered:
                 result.match_lines = matching.match_lines(result.lines, words, result.start_line)
-            result.preview = matching.preview(result.lines, words, count, _naming_lines(result))
+            said = _naming_lines(result)
+            result.preview = matching.preview(result.lines, words, count, said)
+            result.lead = result.preview if count == 1 else matching.preview(result.lines, words, 1, said)
             continue
         entries = [e for e in result.definitions.split(", ") if e and e != best.entry]
         result.definitions = ", ".join([best.entry, *entries])
         span = result.lines[best.first : best.last + 1]
         if result.numbered:
             result.match_lines = matching.match_lines(span, words, result.start_line + best.first)
-        result.preview = [best.head]
+        result.preview = result.lead = [best.head]
         if count == 2:
             other = matching.preview(span, words, 1, {best.head - best.first})
             result.preview = sorted({best.head, *(best.first + i for i in other)})

@@ -267,7 +267,7 @@ def test_text_layout(tmp_path):
         "2. :30-34 function parse_config (0.60)",
         "  31: config = {}",
         "  32: config['a'] = 1",
-        "  matches: 30, 33-34",
+        "  matches: 30,33-34",
         "3. src/cli.py:3 import (0.70)",
         "  3: from config import load_config",
         "4. gone.py:7-8 class Loader (0.50)",
@@ -297,6 +297,31 @@ def test_the_first_three_results_get_two_preview_lines_the_others_one(tmp_path):
         *["def config():"] * 2,  # the line that names it
     ]
     assert all(i["match_lines"] == [4, 5] for i in items)
+
+
+def test_text_shows_the_third_results_best_line_and_lists_its_other_matching_line(tmp_path):
+    """The best line is the one with the most of the query's words, not the first of the two in the file; json
+    keeps the two-line preview of the first three."""
+    code = ["settings = {}", "config = settings", "# padding", "load(config, settings)"]
+    blocks = (hit(f"m{i}.py", 1, code, 1 - i / 10, "block_line_1", "block") for i in range(4))
+    hits = on_disk(tmp_path, *blocks)
+    assert render(hits, tmp_path, query="load config").splitlines()[1:] == [
+        "1. m0.py:1-4 block (1.00)",
+        "  2: config = settings",
+        "  4: load(config, settings)",
+        "2. m1.py:1-4 block (0.90)",
+        "  2: config = settings",
+        "  4: load(config, settings)",
+        "3. m2.py:1-4 block (0.80)",
+        "  4: load(config, settings)",
+        "  matches: 2",
+        "4. m3.py:1-4 block (0.70)",
+        "  4: load(config, settings)",
+    ]
+    assert [i["preview"] for i in json_items(hits, tmp_path, query="load config")] == [
+        *["config = settings\nload(config, settings)"] * 3,
+        "load(config, settings)",
+    ]
 
 
 def test_indexed_code_of_a_gone_file_names_the_definition_the_query_is_about(tmp_path):
@@ -557,11 +582,11 @@ def test_a_method_result_does_not_list_itself_among_its_definitions(tmp_path):
 
 
 def test_past_the_first_results_fewer_definitions_are_listed(tmp_path):
-    """The first three results list six definitions; the places after them three, and how many more there are."""
+    """The first three results list six definitions; the places after them two, and how many more there are."""
     code = ["class Store:", *(f"    def m{n}(self): pass" for n in range(1, 6))]
     hits = on_disk(tmp_path, *(hit(f"s{i}.py", 1, code, 1 - i / 10, "Store", "class") for i in range(5)))
     defines = [line for line in render(hits, tmp_path, query="store").splitlines() if "defines:" in line]
     assert defines == [
         *["  defines: method m1, m2, m3, m4, m5"] * 3,
-        *["  defines: method m1, m2, m3 (+2 more)"] * 2,
+        *["  defines: method m1, m2 (+3 more)"] * 2,
     ]

@@ -126,7 +126,7 @@ def test_a_long_list_gives_counts_and_line_numbers_within_the_budget(tmp_path):
     answer = onetool_code.usages(name="helper", path=str(root), max_bytes=600)
     lines = answer.splitlines()
     assert lines[0] == "160 uses of helper in 40 files (definitions left out: util.py:1)"
-    assert lines[1] == "mod_00.py (4): 1, 6-8"
+    assert lines[1] == "mod_00.py (4): 1,6-8"
     assert len(answer.encode()) <= 600
     shown = len(lines) - 2
     assert lines[-1] == (
@@ -136,7 +136,7 @@ def test_a_long_list_gives_counts_and_line_numbers_within_the_budget(tmp_path):
     assert len(everything.splitlines()) == 41
     (root / "mod_00.py").write_text("from util import helper\n" + "helper(1)\n" * 30)
     assert onetool_code.usages(name="helper", path=str(root), max_bytes=100_000).splitlines()[1] == (
-        "mod_00.py (31): 1-12, ..."
+        "mod_00.py (31): 1-12,..."
     )
 
 
