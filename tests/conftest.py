@@ -139,6 +139,22 @@ def compact_rows(answer: dict | str) -> list[tuple[str, int, int, list]]:
     return rows
 
 
+def disagreeing(snapshot: Path, name: str) -> Path:
+    """One array of a snapshot folder rewritten with one row (a well-formed ``.npy``: ``np.save`` of a truncated
+    copy), and the folder's record of its files' sizes made true to it: only the arrays' counts disagree. Returns
+    the array's file."""
+    import numpy as np
+
+    path = snapshot / name
+    array = np.load(path)
+    path.unlink()  # a file of its own: a snapshot adopted from a published version links the version's files
+    np.save(path, array[:1])
+    meta = json.loads((snapshot / "snapshot.json").read_text(encoding="utf-8"))
+    meta["manifest"][name] = path.stat().st_size
+    (snapshot / "snapshot.json").write_text(json.dumps(meta), encoding="utf-8")
+    return path
+
+
 def build_index(root: Path, base_url: str | None, *, embeddings: bool = True) -> Path:
     """Index ``root`` with our indexer (the test suite's one way to make an index)."""
     from onetool_code.indexer import build_index as build

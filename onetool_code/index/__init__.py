@@ -10,6 +10,7 @@ copies or segments, and nothing outside it imports its modules (``tests/test_lay
     vector_cache.py  one model's normalised vectors, memory-mapped, ranked by a matrix product
     lexical.py       the BM25 index over a snapshot's chunks
     snapshot.py      one state of the file (rows, vectors, lexical index), read whole or as a delta, saved, mapped
+    shapes.py        whether a snapshot's arrays agree in their rows, checked as it is loaded
     private_copy.py  a consistent copy of a file a writer holds
     shipped.py       a state exported whole for publishing, and a published one's snapshot adopted on arrival
     live.py          which snapshot answers, and when and from where a new state is read (background refresh)

@@ -28,11 +28,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from onetool_code import progress, schema
-from onetool_code.errors import DamagedError, SupersededError
+from onetool_code import progress, published, schema
+from onetool_code.errors import DamagedError, IndexUnreadableError, SupersededError
 from onetool_code.hits import FileRow
-from onetool_code.index import database, lexical, lexical_process, rows, unit_rows, vector_cache, vector_reads
-from onetool_code.index.store import Signature, set_aside, spill_folder
+from onetool_code.index import database, lexical, lexical_process, rows, shapes, unit_rows, vector_cache, vector_reads
+from onetool_code.index.store import Signature, cache_root, set_aside, spill_folder
 from onetool_code.published import manifest
 from onetool_code.spans import note
 
@@ -369,17 +369,31 @@ def _live_rows(
 def load(target: Path, db_path: Path, bases: Callable[[Path], Snapshot | None]) -> Snapshot | None:
     """A published snapshot, its arrays memory-mapped; None when there is none (or it is torn or foreign, or its
     delta's base is gone). ``bases`` finds a delta's base by its folder. A snapshot whose files are not what was
-    written is set aside (``DamagedError``'s rule), so that it is made again, once, rather than read whole forever."""
+    written, or whose arrays disagree in their rows (``shapes``), is set aside (``DamagedError``'s rule), so
+    that it is made again, once, rather than read whole forever; a published version's refuses the version."""
     try:
         meta = json.loads((target / "snapshot.json").read_text(encoding="utf-8"))
         if not isinstance(meta, dict) or meta.get("db_path") != str(db_path) or meta.get("format") != FORMAT:
             return None  # another file's, or another version's (a refresh's base is looked for among all)
         return _loaded(target, db_path, meta, bases)
-    except (OSError, ValueError, KeyError, TypeError, EOFError):
+    except (OSError, ValueError, KeyError, TypeError, EOFError) as exc:
         if (target / "snapshot.json").exists():  # published, and whole when it was
-            note(f"the snapshot {target} is damaged: set aside, to be made again")
             set_aside(target)
+            if isinstance(exc, shapes.Disagreement):
+                _refuse_published(db_path, exc)
+            note(f"the snapshot {target} is damaged ({exc}): set aside, to be made again")
         return None
+
+
+def _refuse_published(db_path: Path, exc: shapes.Disagreement) -> None:
+    """A fetched version's snapshot is its publisher's (``shipped.adopt``): one whose arrays disagree refuses the
+    version, as an object that fails its sha256 does (``published.download``), rather than answer wrongly."""
+    origin = published.fetched(db_path, cache_root())
+    if origin is not None:
+        raise IndexUnreadableError(
+            f"version {origin.version} of {origin.url} is refused: its snapshot's arrays disagree ({exc}); the "
+            "version is not used (publish the index again)"
+        )
 
 
 def _loaded(target: Path, db_path: Path, meta: dict, bases: Callable[[Path], Snapshot | None]) -> Snapshot | None:
@@ -401,18 +415,25 @@ def _loaded(target: Path, db_path: Path, meta: dict, bases: Callable[[Path], Sna
         "copy_seconds": float(meta["copy_seconds"]),
     }
     chunks = rows.ChunkRows.load(target / "rows")
+    count = shapes.chunk_rows(chunks, "rows")
+    loaded = {s: vector_cache.load(target / f"vectors-{i}", db_path) for i, s in enumerate(sets)}
+    for i, s in enumerate(sets):
+        shapes.vectors(loaded[s], f"vectors-{i}", s.dims)
     if meta["base"] is None:
-        vectors = {s: vector_cache.load(target / f"vectors-{i}", db_path) for i, s in enumerate(sets)}
         digests = np.load(target / "digests.npy", mmap_mode="r")
-        return Snapshot(chunks=chunks, vectors=vectors, digests=digests, **fields)  # type: ignore[arg-type]
+        shapes.same_rows(count, "rows/chunk_ids.npy", {"digests.npy": digests})
+        shapes.lexical(target / "lexical", count)
+        return Snapshot(chunks=chunks, vectors=loaded, digests=digests, **fields)  # type: ignore[arg-type]
     base = bases(target.with_name(meta["base"]))
     if base is None:
         return None
     alive = np.load(target / "alive.npy")
+    shapes.same_rows(base.chunks.chunk_ids.size, "the base's rows/chunk_ids.npy", {"alive.npy": alive})
     vectors = {}
     for i, s in enumerate(sets):
         held = base.vectors[same_set(base.embedding_sets, s)]
-        live = np.load(target / f"vectors-{i}" / "alive.npy")
-        vectors[s] = held.joined(live, vector_cache.load(target / f"vectors-{i}", db_path), files)
+        live = {f"vectors-{i}/alive.npy": np.load(target / f"vectors-{i}" / "alive.npy")}
+        shapes.same_rows(held.chunk_ids.size, f"the base's vectors of {s.model}", live)
+        vectors[s] = held.joined(live[f"vectors-{i}/alive.npy"], loaded[s], files)
     joined = base.chunks.joined(alive, chunks, files)
     return Snapshot(chunks=joined, vectors=vectors, base=base, delta=chunks, **fields)  # type: ignore[arg-type]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import build_index, settled
+from conftest import build_index, disagreeing, settled
 
 import onetool_code
 from onetool_code.index import live, private_copy, quantised, snapshot
@@ -97,6 +97,31 @@ def test_a_changed_index_is_read_as_a_delta_that_answers_as_a_full_read(project,
         assert places(ours) == places(whole), case
         if case["mode"] == "semantic" or case["mode"] == "regex":
             assert [r["score"] for r in ours["results"]] == [r["score"] for r in whole["results"]], case
+
+
+@pytest.mark.parametrize("name", ["alive.npy", "vectors-0/alive.npy", "vectors-0/codes.npy", "rows/end_lines.npy"])
+def test_a_delta_whose_arrays_disagree_with_its_base_is_read_again_once(project, name, spans):
+    """A delta's masks of its base's live rows, or its own arrays, with another count of rows than they describe
+    (issue 38): refused as the delta is loaded (a mask of one row would broadcast, and show the base's dead rows),
+    and read again as a delta of the same base."""
+    answer(project, query="reconcile ledger", mode="lexical")  # the base snapshot
+    change(project)
+    expected = {json.dumps(case): places(answer(project, **case)) for case in CASES}
+    folder = Path(status(project)["folder"])
+    assert json.loads((folder / "snapshot.json").read_text())["base"] is not None
+    disagreeing(folder, name)
+    reads = []
+    for _ in range(2):  # fresh processes: nothing held in memory
+        STORE.clear()
+        spans.clear()
+        for case in CASES:
+            assert places(answer(project, **case)) == expected[json.dumps(case)], case
+        notes = [note for r in spans for note in json.loads(r.getMessage()).get("notes", [])]
+        reads.append(sum("made (a delta of" in note for note in notes))
+        if len(reads) == 1:
+            assert any("is damaged" in note and f"{name} is shaped (1" in note for note in notes), notes
+    assert reads == [1, 0]  # read again once, as a delta, then mapped
+    assert status(project)["delta_chunks"] > 0
 
 
 def test_hybrids_shortlist_of_a_delta_holds_every_row_of_the_delta(project, monkeypatch):

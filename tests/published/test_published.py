@@ -16,7 +16,7 @@ import time
 
 import obstore
 import pytest
-from conftest import SAMPLE, build_index, read_compact
+from conftest import SAMPLE, build_index, disagreeing, read_compact
 from obstore.store import S3Store
 
 import onetool_code
@@ -355,6 +355,33 @@ def test_a_file_url_is_a_shared_disk(capsys, sample_index, tmp_path, monkeypatch
     _publish(capsys, url, sample_index.root)
     monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(tmp_path / "cache"))
     assert _search(url, base_url=sample_index.base_url)["results"]
+
+
+def test_a_version_whose_arrays_disagree_is_refused_by_name(capsys, sample_index, tmp_path, monkeypatch):
+    """A publisher (buggy or hostile) whose manifest is true to every object's size and sha256, and whose
+    snapshot's own record of its files' sizes is true too, but one of whose arrays holds one row (issue 38): the
+    version is refused in one line naming it and what disagrees, never answered from, and its index file is not
+    fetched in its stead."""
+    shared = tmp_path / "shared"
+    url = f"file://{shared}"
+    _publish(capsys, url, sample_index.root)
+    latest = json.loads((shared / manifest.LATEST).read_text())
+    version = latest["version"]
+    (shipped,) = (shared / "versions" / version).glob("chunks.db.snapshot-*")
+    items = {item["key"]: item for item in latest["items"]}
+    for path in (disagreeing(shipped, "vectors-0/codes.npy"), shipped / "snapshot.json"):
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        items[str(path.relative_to(shared))].update(size=path.stat().st_size, sha256=digest)
+    for key in (manifest.LATEST, f"versions/{version}/{manifest.LATEST}"):
+        (shared / key).write_text(json.dumps(latest))
+    monkeypatch.setenv("ONETOOL_CODE_CACHE_DIR", str(tmp_path / "cache"))
+    for _ in range(2):  # refused again at the next search, not answered from what the first one set aside
+        answer = onetool_code.search(query=QUERY, path=url, base_url=sample_index.base_url)
+        assert answer.startswith(f"Error: version {version} of {url} is refused"), answer
+        assert "vectors-0/codes.npy is shaped (1, 1536), not (" in answer and len(answer.strip().splitlines()) == 1, (
+            answer
+        )
+    assert not list((tmp_path / "cache" / "published").rglob("chunks.db"))
 
 
 def test_publishing_leaves_nothing_in_the_temporary_folder(capsys, sample_index, tmp_path, monkeypatch):
