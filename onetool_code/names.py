@@ -206,12 +206,22 @@ def written(names: frozenset[str]) -> re.Pattern[str]:
 _MODIFIERS = "(?:export|default|async|static|public|private|protected|override|get|set|pub)"
 
 
+# The words that declare a name in the languages ChunkHound parses, what follows them being the name: Python's,
+# Ruby's and Groovy's ``def``; Elixir's ``defp``, ``defmacro``, ``defmodule`` and ``defprotocol``; JavaScript's,
+# PHP's, Lua's and Bash's ``function``; Kotlin's ``fun``, ``object`` and ``val``; Rust's ``fn``, ``mod`` and
+# ``macro_rules!``; Go's and Swift's ``func``; Swift's ``protocol``, ``actor`` and ``typealias``; and the types and
+# variables most languages share. (Swift's ``extension`` and Elixir's ``defimpl`` name what they extend: no.)
+_DECLARING = (
+    r"def|defp|defmacrop?|defmodule|defprotocol|defguardp?|defdelegate|function\*?|fun|fn|func|mod|macro_rules!|"
+    r"class|interface|protocol|type|typealias|struct|enum|trait|object|actor|record|module|const|let|var|val"
+)
+
+
 def _declared(alternatives: str) -> str:
-    # A sigil may lead the name (``$ZodCheck`` in zod, PHP's ``$x``): not part of it.
-    return (
-        r"\b(?:def|function\*?|class|interface|type|struct|enum|trait|fn|func|const|let|var|module|record)\s+"
-        rf"(?:\([^)]*\)\s*)?\$?(?:{alternatives})\b"
-    )
+    # Between the word and the name: a Go receiver (``func (r *Router) Handle``), Kotlin's type parameters
+    # (``fun <R> send``), a qualifier (Kotlin's ``fun HttpClient.withRetry``, Elixir's ``defmodule MyApp.Router``),
+    # and a sigil that is part of no word (``$ZodCheck`` in zod, PHP's ``$x``).
+    return rf"\b(?:{_DECLARING})\s+(?:\([^)]*\)\s*)?(?:<[^>]*>\s*)?(?:[A-Za-z_]\w*\.)*\$?(?:{alternatives})\b"
 
 
 def _assigned(alternatives: str) -> str:

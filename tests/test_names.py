@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from onetool_code.names import MAX_NAME, display_name, shorten
+from onetool_code.names import MAX_NAME, definition_lines, definition_of, display_name, shorten
 
 MARKDOWN = [
     "# httpx",  # 1
@@ -99,3 +99,44 @@ def test_no_name_is_longer_than_the_limit():
     )
     identifier = "test_digest_auth_returns_no_auth_if_no_digest_header_in_response"  # 64 characters
     assert display_name(identifier, "function", "python") == identifier[:57] + "..."
+
+
+@pytest.mark.parametrize(
+    ("name", "line"),
+    [
+        ("request", "public protocol Request {"),  # Swift
+        ("ratelimiter", "actor RateLimiter {"),
+        ("headers", "public typealias Headers = [String: String]"),
+        ("send", "    public func send<R: Request>(_ request: R) async throws -> R.Response {"),
+        ("send", "    suspend fun <R> send(request: Request<R>): Response {"),  # Kotlin
+        ("withretry", "fun HttpClient.withRetry(times: Int): HttpClient = this"),
+        ("connectionpool", "object ConnectionPool {"),
+        ("timeout", "    val timeout: Duration = Duration.ofSeconds(10)"),
+        ("router", "defmodule MyApp.Router do"),  # Elixir
+        ("normalize", '  defp normalize(path), do: String.trim_trailing(path, "/")'),
+        ("get", "  defmacro get(path, controller) do"),
+        ("renderable", "defprotocol MyApp.Renderable do"),
+        ("my_macro", "macro_rules! my_macro {"),  # Rust
+        ("routing", "pub mod routing;"),
+        ("handle", "func (r *Router) Handle(pattern string) {"),  # Go, as before
+        ("zodcheck", "export class $ZodCheck {"),
+    ],
+)
+def test_a_line_that_declares_a_name_in_any_language_chunkhound_parses(name, line):
+    import re2
+
+    assert definition_of(frozenset({name})).search(line)
+    assert re2.compile(definition_lines([name]).encode()).search(line.encode())
+
+
+@pytest.mark.parametrize(
+    ("name", "line"),
+    [
+        ("httpclient", "extension HTTPClient {"),  # extends a type declared elsewhere
+        ("renderable", "defimpl MyApp.Renderable, for: Map do"),  # implements a protocol declared elsewhere
+        ("normalize", "  def clean(path), do: normalize(path)"),  # a use
+        ("withretry", "    fun run(c: HttpClient) = c.withRetry(3)"),
+    ],
+)
+def test_a_line_that_extends_implements_or_uses_a_name_does_not_declare_it(name, line):
+    assert not definition_of(frozenset({name})).search(line)

@@ -1,0 +1,128 @@
+"""A name's definition first in the languages our development benchmark lacks (Kotlin, Swift, Elixir), cut as
+ChunkHound 6.1.0 cuts them (measured on files like these): a Swift protocol is a ``function`` chunk named
+``protocol Request``, a Kotlin extension function and an Elixir ``defp`` sit inside a neighbour's chunk named
+after the neighbour, and an Elixir module is named by its dotted name (``MyApp.Router``). Each name is used more
+often elsewhere, so only knowing where it is declared puts the declaration first.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_definitions_first import _chunk, _index, first, results
+
+ROUTER_EX = """defmodule MyApp.Router do
+  @moduledoc "Routes requests to controllers."
+
+  def match_route(router, path) do
+    Enum.find(router.routes, fn route -> route.path == normalize(path) end)
+  end
+
+  defp normalize(path), do: String.trim_trailing(path, "/")
+end
+"""
+PATHS_EX = "\n".join(
+    [
+        "defmodule MyApp.Paths do",
+        *(f"  def clean_{n}(path), do: MyApp.Router.normalize(normalize(path))" for n in range(20)),
+        "end",
+    ]
+)
+CLIENT_KT = """package net
+
+class HttpClient(private val timeout: Long) {
+    companion object {
+        fun default(): HttpClient = HttpClient(10)
+    }
+}
+
+fun HttpClient.withRetry(times: Int): HttpClient = this
+"""
+CALLS_KT = "\n".join(
+    [
+        "package net",
+        "",
+        "class Jobs {",
+        *(f"    fun run{n}(c: HttpClient) = c.withRetry({n}).withRetry(1)" for n in range(8)),
+        "}",
+    ]
+)
+REQUEST_SWIFT = """import Foundation
+
+/// What the client sends.
+public protocol Request {
+    associatedtype Response
+    var path: String { get }
+}
+"""
+CLIENT_SWIFT = "\n".join(
+    [
+        "public struct Client {",
+        *(f"    func send{n}(_ request: Request) -> Request {{ request }}" for n in range(8)),
+        "}",
+    ]
+)
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("other-languages")
+    texts = {
+        "lib/my_app/web.ex": ROUTER_EX,
+        "lib/my_app/paths.ex": PATHS_EX,
+        "src/net/Client.kt": CLIENT_KT,
+        "src/net/Jobs.kt": CALLS_KT,
+        "Sources/Net/Protocols.swift": REQUEST_SWIFT,
+        "Sources/Net/Client.swift": CLIENT_SWIFT,
+    }
+    for path, text in texts.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    lines = {path: text.split("\n") for path, text in texts.items()}
+    rows = [
+        _chunk(lines["lib/my_app/web.ex"], 1, "class", "MyApp.Router", 1, 9),
+        _chunk(lines["lib/my_app/web.ex"], 1, "function", "match_route", 4, 8),  # defp normalize inside
+        _chunk(lines["lib/my_app/paths.ex"], 2, "class", "MyApp.Paths", 1, 22),
+        *(_chunk(lines["lib/my_app/paths.ex"], 2, "function", f"clean_{n}", n + 2, n + 2) for n in range(20)),
+        _chunk(lines["src/net/Client.kt"], 3, "class", "HttpClient", 3, 7),
+        _chunk(lines["src/net/Client.kt"], 3, "function", "default", 5, 9),  # the extension function inside
+        _chunk(lines["src/net/Jobs.kt"], 4, "class", "Jobs", 3, 12),
+        _chunk(lines["Sources/Net/Protocols.swift"], 5, "function", "protocol Request", 3, 7),
+        _chunk(lines["Sources/Net/Client.swift"], 6, "class", "Client", 1, 10),
+    ]
+    files = [
+        (1, "lib/my_app/web.ex", "elixir"),
+        (2, "lib/my_app/paths.ex", "elixir"),
+        (3, "src/net/Client.kt", "kotlin"),
+        (4, "src/net/Jobs.kt", "kotlin"),
+        (5, "Sources/Net/Protocols.swift", "swift"),
+        (6, "Sources/Net/Client.swift", "swift"),
+    ]
+    _index(root, files, rows)
+    return root
+
+
+@pytest.mark.parametrize("cache", [True, False])
+@pytest.mark.parametrize(
+    ("query", "where"),
+    [
+        (
+            "normalize",
+            ("lib/my_app/web.ex", 1),
+        ),  # Elixir's defp, in the chunk named match_route (merged into its module)
+        ("withRetry", ("src/net/Client.kt", 5)),  # Kotlin's extension function, in the chunk named default
+        ("Request", ("Sources/Net/Protocols.swift", 3)),  # Swift's protocol, a function chunk "protocol Request"
+    ],
+)
+def test_the_declaration_comes_before_the_files_that_use_the_name_most(project, cache, query, where):
+    assert first(project, query, cache=cache)[:2] == where
+
+
+@pytest.mark.parametrize("cache", [True, False])
+def test_an_elixir_module_is_found_by_its_last_name_and_by_its_dotted_one(project, cache):
+    for query in ("Router", "MyApp.Router"):
+        assert first(project, query, cache=cache)[:2] == ("lib/my_app/web.ex", 1)
+    # The module that only calls it is not a definition of it.
+    paths = [r["file_path"] for r in results(project, "normalize", cache=cache)["results"]]
+    assert paths[0] == "lib/my_app/web.ex"
