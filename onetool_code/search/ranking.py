@@ -81,6 +81,14 @@ _TEST_PATH = re.compile(
     r"(^|/)(tests?|__tests__|specs?|testing|fixtures?|mocks?)(/|$)|(^|/)test_[^/]*$|_test\.\w+$|"
     r"\.(test|spec)\.\w+$|(^|/)conftest\.py$"
 )
+# ... and by the case of the JVM's, .NET's and Swift's conventions (the path as written): a Gradle source set of tests
+# (Kotlin Multiplatform's ``src/commonTest/``, ``jvmTest``, Android's ``androidUnitTest``, ``testFixtures``), a .NET
+# test project (``Shop.Tests/``, ``Shop.UnitTests/``), a class of tests (``RouterTest.kt``, ``ClientTests.swift``,
+# ``ParserSpec.scala``) where a test folder does not say it.
+_TEST_CASED = re.compile(
+    r"(^|/)(testFixtures|[a-z][A-Za-z0-9]*Tests?|[\w.]+\.(Unit|Integration|Functional)?(Tests?|Specs?))(/|$)|"
+    r"[a-z0-9](Tests?|Spec)\.\w+$"
+)
 _DOC_PATH = re.compile(
     r"(^|/)[_.]?(docs?|documentation|examples?|samples?|demos?)(/|$)|(^|/)(changelog|changes|history|news|readme|"
     r"contributing|license)[^/]*$|\.(md|mdx|rst|txt|adoc)$",
@@ -296,7 +304,7 @@ def _written(text: str, names: frozenset[str]) -> str | None:
 @functools.lru_cache(maxsize=8192)
 def is_test(path: str) -> bool:
     """A test file (or a fixture, a mock, a spec) by its path."""
-    return bool(_TEST_PATH.search(path.lower()))
+    return bool(_TEST_PATH.search(path.lower()) or _TEST_CASED.search(path))
 
 
 @functools.lru_cache(maxsize=8192)

@@ -302,6 +302,29 @@ def test_the_files_name_and_folder_count(tmp_path):
     assert files_of(root, "how validators are plugged in for struct binding")[0] == "binding/default_validator.go"
 
 
+@pytest.mark.parametrize(
+    "tests_path",
+    [
+        "core/src/commonTest/kotlin/io/shop/JobsTest.kt",  # a Kotlin Multiplatform source set of tests
+        "core/src/jvmTest/kotlin/io/shop/Jobs.kt",
+        "core/src/main/kotlin/io/shop/CancelJobTest.kt",  # a class of tests where no folder says so
+        "src/Shop.Tests/JobsTests.cs",  # a .NET test project
+    ],
+)
+def test_tests_named_the_jvm_and_dotnet_way_come_after_the_code(tmp_path, tests_path):
+    files = {
+        "core/src/commonMain/kotlin/io/shop/Cancellation.kt": "package io.shop\n\n"
+        "/** Cancels a running job and its children. */\nfun cancelJob(job: Job) {\n    job.cancel()\n}\n",
+        tests_path: "\n".join(
+            f"// cancel a job and its children, case {n}\nfun cancelsJobAndChildren{n}() = cancelJob(job({n}))"
+            for n in range(8)
+        ),
+    }
+    root = words_only(tmp_path, files)
+    assert files_of(root, "how a job and its children are cancelled")[0].endswith("Cancellation.kt")
+    assert files_of(root, "tests for cancelling a job and its children")[0] == tests_path
+
+
 def test_documentation_and_configuration_come_after_code_unless_asked_for(tmp_path):
     words = "middleware applied globally and to route groups"
     files = {
