@@ -83,11 +83,12 @@ _TEST_PATH = re.compile(
 )
 # ... and by the case of the JVM's, .NET's and Swift's conventions (the path as written): a Gradle source set of tests
 # (Kotlin Multiplatform's ``src/commonTest/``, ``jvmTest``, Android's ``androidUnitTest``, ``testFixtures``), a .NET
-# test project (``Shop.Tests/``, ``Shop.UnitTests/``), a class of tests (``RouterTest.kt``, ``ClientTests.swift``,
-# ``ParserSpec.scala``) where a test folder does not say it.
+# test project (``Shop.Tests/``, ``Shop.UnitTests/``), a class of tests (``RouterTest.kt``, ``ClientTests.swift``)
+# where a test folder does not say it. (Not a class named ``...Spec``: Kotlin's and Swift's code is full of them,
+# ``AnimationSpec``, ``TweenSpec``, as much as their tests.)
 _TEST_CASED = re.compile(
     r"(^|/)(testFixtures|[a-z][A-Za-z0-9]*Tests?|[\w.]+\.(Unit|Integration|Functional)?(Tests?|Specs?))(/|$)|"
-    r"[a-z0-9](Tests?|Spec)\.\w+$"
+    r"[a-z0-9]Tests?\.\w+$"
 )
 _DOC_PATH = re.compile(
     r"(^|/)[_.]?(docs?|documentation|examples?|samples?|demos?)(/|$)|(^|/)(changelog|changes|history|news|readme|"
