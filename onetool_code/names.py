@@ -35,8 +35,11 @@ MAX_NAME = 60
 # a plain group, since a ``?`` in the SQL text would read as a parameter.
 PART_SUFFIX = r"(_part\d+)+"
 _PART_SUFFIX = re.compile(PART_SUFFIX + "$")
-# Synthetic in any language: a kind and a line number, joined pieces of them, and ChunkHound's fixed labels.
-_SYNTHETIC = re.compile(r"^(?:file_structure|unnamed|(?:[a-z_]*_line_\d+_?)+)$")
+# Synthetic in any language: a kind and a line number, joined pieces of them, and ChunkHound's fixed labels
+# (``unnamed``, and ``unnamed_<concept>`` for a definition, block, comment or import its parser could not name).
+_SYNTHETIC = re.compile(
+    r"^(?:file_structure|unnamed(?:_(?:definition|block|comment|import|structure))?|(?:[a-z_]*_line_\d+_?)+)$"
+)
 # Kinds whose symbol is made from their text (imports: ``import_os_from_pathlib``), never a name.
 _UNNAMED_TYPES = frozenset({"import", "comment", "docstring", "paragraph", "code_block"})
 _ATX_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t]*#*[ \t]*$")

@@ -45,6 +45,10 @@ TOML = ["[project]", 'name = "httpx"', "", "[[tool.mypy.overrides]]", 'module = 
         ("embedded_sql_line_102", "embedded_sql", "python", ""),
         ("doc_comment_line_1", "comment", "rust", ""),
         ("unnamed", "comment", "python", ""),
+        ("unnamed_definition", "property", "swift", ""),  # a Swift ``let``/``var`` property (and Elixir's)
+        ("unnamed_block", "block", "elixir", ""),
+        ("unnamed_structure", "block", "kotlin", ""),  # ``unnamed_<concept>``, any of its five concepts
+        ("unnamed_func", "function", "go", "unnamed_func"),  # ... but a code name that starts so is a name
         ("import_typing_from_contextlib_from_._client", "import", "python", ""),
         ("from_.__version___from_._api_from_._auth", "import", "python", ""),
         ("package_org_bookshelf_admin_import_LocalDate", "import", "java", ""),
