@@ -104,7 +104,8 @@ def _met(hit: Hit, qualifiers: frozenset[str], sources: SourceFiles | None) -> t
     """How many qualifiers the hit's definition meets in all, and how many of them by a definition around it."""
     path = PurePosixPath(hit.file_path.lower())
     in_path = {path.name.split(".")[0], *path.parent.parts}
-    around = set() if sources is None else {p.lower() for p in _parents(hit, sources)}
+    # An Elixir module is named whole (``MyApp.Router``): each part is a qualifier met.
+    around = set() if sources is None else {q.lower() for p in _parents(hit, sources) for q in p.split(".")}
     return len(qualifiers & (in_path | around)), len(qualifiers & around)
 
 

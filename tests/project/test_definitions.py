@@ -59,6 +59,29 @@ TABLE_ROWS = [
     pytest.param("java", "interface Repository {}\n", "interface Repository", id="java-interface"),
     pytest.param("java", "class A {\n  int size() { return 0; }\n}\n", "class A, method size", id="java-method"),
     pytest.param("java", "enum Status { ACTIVE, RETURNED }\n", "enum Status", id="java-enum"),
+    pytest.param("kotlin", "fun load(): Int = 1\n", "function load", id="kotlin-function"),
+    pytest.param("kotlin", "class Store {}\n", "class Store", id="kotlin-class"),
+    pytest.param("kotlin", "interface Repository\n", "interface Repository", id="kotlin-interface"),
+    pytest.param("kotlin", "object Registry {}\n", "object Registry", id="kotlin-object"),
+    pytest.param("kotlin", "typealias Id = Long\n", "type Id", id="kotlin-type-alias"),
+    pytest.param("kotlin", "class A {\n    fun run() {}\n}\n", "class A, function run", id="kotlin-method"),
+    pytest.param("swift", "func load() -> Int { 1 }\n", "function load", id="swift-function"),
+    pytest.param("swift", "class Store {}\n", "class Store", id="swift-class"),
+    pytest.param("swift", "struct Point { var x: Int }\n", "struct Point", id="swift-struct"),
+    pytest.param("swift", "enum Role { case admin }\n", "enum Role", id="swift-enum"),
+    pytest.param("swift", "actor Limiter {}\n", "actor Limiter", id="swift-actor"),
+    pytest.param("swift", "extension Point {}\n", "extension Point", id="swift-extension"),
+    pytest.param(
+        "swift", "protocol Shape { func area() -> Double }\n", "protocol Shape, function area", id="swift-protocol"
+    ),
+    pytest.param("swift", "typealias Id = Int\n", "type Id", id="swift-typealias"),
+    pytest.param("swift", "class A {\n    init() {}\n}\n", "class A, function init", id="swift-init"),
+    pytest.param("elixir", "defmodule Shop do\nend\n", "module Shop", id="elixir-module"),
+    pytest.param("elixir", "def load(x), do: x\n", "function load", id="elixir-def"),
+    pytest.param("elixir", "defp load(x), do: x\n", "function load", id="elixir-defp"),
+    pytest.param("elixir", "defmacro load(x), do: x\n", "macro load", id="elixir-defmacro"),
+    pytest.param("elixir", "defmacrop load(x), do: x\n", "macro load", id="elixir-defmacrop"),
+    pytest.param("elixir", "defprotocol Size do\nend\n", "protocol Size", id="elixir-protocol"),
 ]
 
 
@@ -260,6 +283,223 @@ def test_rust_closures_and_items_inside_functions_are_skipped() -> None:
     assert definitions(source, "rust") == "function main"
 
 
+# --- Kotlin, Swift and Elixir: whole files as ChunkHound 6.1.0 indexes them -------------------------
+
+CLIENT_KT = """\
+package net
+
+import java.time.Duration
+
+typealias Headers = Map<String, String>
+
+/** A request the client sends. */
+interface Request<R> {
+    val path: String
+}
+
+data class Response(val status: Int, val body: String)
+
+sealed class ClientError : Exception() {
+    object Timeout : ClientError()
+    data class BadStatus(val code: Int) : ClientError()
+}
+
+class HttpClient(private val timeout: Duration) {
+    companion object {
+        fun default(): HttpClient = HttpClient(Duration.ofSeconds(10))
+    }
+
+    suspend fun <R> send(request: Request<R>): Response {
+        TODO()
+    }
+
+    private fun retry(times: Int): HttpClient = this
+}
+
+fun HttpClient.withRetry(times: Int): HttpClient = this
+
+object ConnectionPool {
+    val connections = mutableListOf<String>()
+    fun acquire(): String? = connections.removeLastOrNull()
+}
+
+enum class Method { GET, POST }
+"""
+CLIENT_SWIFT = """\
+import Foundation
+
+/// A request the client sends.
+public protocol Request {
+    associatedtype Response
+    var path: String { get }
+}
+
+public struct HTTPClient {
+    let session: URLSession
+
+    public init(session: URLSession = .shared) {
+        self.session = session
+    }
+
+    public func send<R: Request>(_ request: R) async throws -> R.Response {
+        fatalError()
+    }
+}
+
+extension HTTPClient {
+    func retry(times: Int) -> HTTPClient { self }
+}
+
+public enum ClientError: Error {
+    case timeout
+    case badStatus(Int)
+}
+
+public final class ConnectionPool {
+    private var connections: [String] = []
+    public func acquire() -> String? { connections.popLast() }
+}
+
+public typealias Headers = [String: String]
+
+actor RateLimiter {
+    func wait() async {}
+}
+"""
+ROUTER_EX = '''\
+defmodule MyApp.Router do
+  @moduledoc """
+  Routes requests to controllers.
+  """
+  use Plug.Router
+
+  defstruct [:routes, :pipelines]
+
+  @doc "Matches a path against the routes."
+  def match_route(router, path) do
+    Enum.find(router.routes, fn route -> route.path == path end)
+  end
+
+  defp normalize(path), do: String.trim_trailing(path, "/")
+
+  defmacro get(path, controller) do
+    quote do: add_route(:get, unquote(path), unquote(controller))
+  end
+end
+
+defprotocol MyApp.Renderable do
+  @doc "Renders a value to iodata."
+  def render(value)
+end
+
+defimpl MyApp.Renderable, for: Map do
+  def render(map), do: Jason.encode_to_iodata!(map)
+end
+'''
+
+
+@pytest.mark.parametrize(
+    ("language", "source", "expected"),
+    [
+        pytest.param(
+            "kotlin",
+            CLIENT_KT,
+            # An unnamed companion object is no entry, its functions are; an extension function by its own name.
+            "type Headers, interface Request, class Response, class ClientError, object Timeout, class BadStatus, "
+            "class HttpClient, function default, function send, function retry, function withRetry, "
+            "object ConnectionPool, function acquire, class Method",
+            id="kotlin",
+        ),
+        pytest.param(
+            "swift",
+            CLIENT_SWIFT,
+            "protocol Request, struct HTTPClient, function init, function send, extension HTTPClient, function retry, "
+            "enum ClientError, class ConnectionPool, function acquire, type Headers, actor RateLimiter, function wait",
+            id="swift",
+        ),
+        pytest.param(
+            "elixir",
+            ROUTER_EX,
+            # defimpl is named by its for: type, as a Rust impl by its self type.
+            "module MyApp.Router, function match_route, function normalize, macro get, protocol MyApp.Renderable, "
+            "function render, impl Map",
+            id="elixir",
+        ),
+    ],
+)
+def test_kotlin_swift_and_elixir_files_list_their_definitions(language: str, source: str, expected: str) -> None:
+    assert definitions(source, language) == expected
+
+
+def test_kotlin_named_companion_object_is_an_object() -> None:
+    source = code("""
+        class Api {
+            companion object Factory {
+                fun create(): Api = Api()
+            }
+        }
+    """)
+    assert definitions(source, "kotlin") == "class Api, object Factory, function create"
+
+
+def test_swift_extension_is_named_by_its_type_without_path_or_generics() -> None:
+    assert definitions("extension Outer.Stack<Int>: Sequence where T: Equatable {}\n", "swift") == "extension Stack"
+
+
+def test_elixir_guards_short_forms_and_defimpl_without_for() -> None:
+    source = code("""
+        defmodule Shop.Cart do
+          def total(items) when is_list(items) do
+            Enum.sum(items)
+          end
+
+          def empty?, do: true
+
+          defimpl Inspect do
+            def inspect(cart, _opts), do: "#Cart"
+          end
+
+          defimpl String.Chars, for: Shop.Item do
+            def to_string(item), do: item.name
+          end
+        end
+    """)
+    # defimpl without for: implements the module around it: no entry of its own; its functions are reported.
+    assert definitions(source, "elixir") == (
+        "module Shop.Cart, function total, function empty?, function inspect, impl Shop.Item, function to_string"
+    )
+
+
+def test_functions_nested_in_kotlin_swift_and_elixir_functions_are_skipped() -> None:
+    assert definitions("fun outer() {\n    fun inner() {}\n    class Local\n}\n", "kotlin") == "function outer"
+    assert definitions("func outer() {\n    func inner() {}\n    struct Local {}\n}\n", "swift") == "function outer"
+    source = "defmacro route(p) do\n  quote do\n    def unquote(p)(), do: 1\n    def helper, do: 2\n  end\nend\n"
+    assert definitions(source, "elixir") == "macro route"
+
+
+def test_outline_gives_kotlin_swift_and_elixir_functions_their_class_type_or_module() -> None:
+    def parents(text: str, language: str) -> dict[str, tuple[str, ...]]:
+        return {f"{d.label} {d.name}": d.parents for d in outline(text, language)}
+
+    kotlin = parents(CLIENT_KT, "kotlin")
+    assert kotlin["function send"] == ("HttpClient",)
+    assert kotlin["function default"] == ("HttpClient",)  # through the unnamed companion object
+    assert kotlin["function withRetry"] == ()
+    assert kotlin["object Timeout"] == ("ClientError",)
+    swift = parents(CLIENT_SWIFT, "swift")
+    assert swift["function send"] == swift["function init"] == ("HTTPClient",)
+    assert swift["function retry"] == ("HTTPClient",)  # in the extension, named as the struct it extends
+    assert swift["function wait"] == ("RateLimiter",)
+    elixir = outline(ROUTER_EX, "elixir")
+    assert [(d.label, d.name, d.start_line, d.end_line, d.parents) for d in elixir[:4]] == [
+        ("module", "MyApp.Router", 1, 19, ()),
+        ("function", "match_route", 10, 12, ("MyApp.Router",)),
+        ("function", "normalize", 14, 14, ("MyApp.Router",)),
+        ("macro", "get", 16, 18, ("MyApp.Router",)),
+    ]
+    assert [d.parents for d in elixir if d.name == "render"] == [("MyApp.Renderable",), ("Map",)]
+
+
 # --- methods inside classes, in every language -------------------------------------------------------
 
 
@@ -407,6 +647,66 @@ def test_rust_methods_ending_with_the_impl_closing_brace() -> None:
     assert definitions(source, "rust") == "function len, function is_empty"
 
 
+def test_kotlin_and_swift_methods_cut_from_their_class() -> None:
+    lone = "    suspend fun <R> send(request: Request<R>): Response {\n        TODO()\n    }\n"
+    assert definitions(lone, "kotlin") == "function send"
+    ending = "    fun send(r: Int): Int {\n        return r\n    }\n\n    private fun retry(n: Int) = this\n}\n"
+    assert definitions(ending, "kotlin") == "function send, function retry"
+    lone = "    public func send<R: Request>(_ request: R) async throws -> R.Response {\n        fatalError()\n    }\n"
+    assert definitions(lone, "swift") == "function send"
+    ending = "    func a() -> Int { 1 }\n\n    mutating func b() {\n        x += 1\n    }\n}\n"
+    assert definitions(ending, "swift") == "function a, function b"
+
+
+@pytest.mark.parametrize(
+    ("language", "head", "cut"),
+    [
+        (
+            "kotlin",
+            "class HttpClient(private val t: Duration) {\n    fun send(r: Int): Int {\n        return r\n    }\n",
+            "\n    fun next() {\n        val a = 1\n",
+        ),
+        (
+            "swift",
+            "public final class HttpClient {\n    func send(r: Int) -> Int {\n        return r\n    }\n",
+            "\n    func next() {\n        let a = 1\n",
+        ),
+    ],
+)
+def test_a_class_cut_before_its_end_keeps_its_name(language: str, head: str, cut: str) -> None:
+    """ChunkHound's first piece of a long class: cut after a method, or inside the next one."""
+    assert definitions(head, language) == "class HttpClient, function send"
+    assert definitions(head + cut, language) == "class HttpClient, function send, function next"
+
+
+@pytest.mark.parametrize(
+    ("language", "source", "expected"),
+    [
+        (
+            "kotlin",
+            "    private fun retry(n: Int) = this\n}\n\nobject ConnectionPool {\n    fun acquire(): String? = null\n",
+            "function retry, object ConnectionPool, function acquire",
+        ),
+        ("swift", "    var path: String { get }\n}\n\npublic struct HTTPClient {\n", "struct HTTPClient"),
+    ],
+)
+def test_a_piece_from_the_end_of_one_class_into_the_next(language: str, source: str, expected: str) -> None:
+    """Closed by nothing and closing what it does not open: only a class wrapper around it parses cleanly."""
+    assert definitions(source, language) == expected
+
+
+def test_elixir_functions_cut_from_their_module() -> None:
+    source = code("""
+          def match_route(router, path) do
+            Enum.find(router.routes, fn route -> route.path == path end)
+          end
+
+          defp normalize(path), do: String.trim_trailing(path, "/")
+        end
+    """)
+    assert definitions(source, "elixir") == "function match_route, function normalize"
+
+
 def test_error_in_a_body_does_not_hide_the_definition_name() -> None:
     source = code("""
         def load(path):
@@ -432,6 +732,9 @@ NO_DEFINITIONS = [
     pytest.param("go", 'package main\n\nimport (\n\t"fmt"\n\t"os"\n)\n', id="go-imports"),
     pytest.param("rust", "use std::fmt;\nuse crate::cache::Lru;\n", id="rust-use"),
     pytest.param("java", "package org.bookshelf;\n\nimport java.util.List;\n", id="java-imports"),
+    pytest.param("kotlin", "package net\n\nimport java.time.Duration\n", id="kotlin-imports"),
+    pytest.param("swift", "import Foundation\nlet x = 1\n", id="swift-import"),
+    pytest.param("elixir", "alias MyApp.Repo\nimport Ecto.Query\nIO.puts(:ok)\n", id="elixir-alias"),
 ]
 
 
@@ -455,7 +758,9 @@ def test_empty_or_blank_code_gives_empty_string(source: str, language: str) -> N
     assert definitions(source, language) == ""
 
 
-@pytest.mark.parametrize("language", ["python", "typescript", "tsx", "javascript", "jsx", "go", "rust", "java"])
+@pytest.mark.parametrize(
+    "language", ["python", "typescript", "tsx", "javascript", "jsx", "go", "rust", "java", "kotlin", "swift", "elixir"]
+)
 def test_unparseable_garbage_gives_empty_string(language: str) -> None:
     rng = random.Random(7)
     garbage = "".join(rng.choice("{}()[];:<>=+-*/ \n\"'\\#@!?.,%&|^~`") for _ in range(5000))
@@ -481,7 +786,10 @@ CODE_LIKE_TEXT = st.lists(
 
 
 @settings(max_examples=150, deadline=None)
-@given(source=CODE_LIKE_TEXT, language=st.sampled_from(["python", "tsx", "javascript", "go", "rust", "java"]))
+@given(
+    source=CODE_LIKE_TEXT,
+    language=st.sampled_from(["python", "tsx", "javascript", "go", "rust", "java", "kotlin", "swift", "elixir"]),
+)
 def test_any_text_gives_a_string_and_never_raises(source: str, language: str) -> None:
     result = definitions(source, language)
     assert isinstance(result, str)

@@ -107,12 +107,10 @@ def project(tmp_path_factory) -> Path:
 @pytest.mark.parametrize(
     ("query", "where"),
     [
-        (
-            "normalize",
-            ("lib/my_app/web.ex", 1),
-        ),  # Elixir's defp, in the chunk named match_route (merged into its module)
-        ("withRetry", ("src/net/Client.kt", 5)),  # Kotlin's extension function, in the chunk named default
-        ("Request", ("Sources/Net/Protocols.swift", 3)),  # Swift's protocol, a function chunk "protocol Request"
+        # Each shown whole from its own first line (the file's syntax says where it starts), not from its chunk's.
+        ("normalize", ("lib/my_app/web.ex", 8)),  # Elixir's defp, in the chunk named match_route
+        ("withRetry", ("src/net/Client.kt", 9)),  # Kotlin's extension function, in the chunk named default
+        ("Request", ("Sources/Net/Protocols.swift", 4)),  # Swift's protocol, a function chunk "protocol Request"
     ],
 )
 def test_the_declaration_comes_before_the_files_that_use_the_name_most(project, cache, query, where):
@@ -126,3 +124,68 @@ def test_an_elixir_module_is_found_by_its_last_name_and_by_its_dotted_one(projec
     # The module that only calls it is not a definition of it.
     paths = [r["file_path"] for r in results(project, "normalize", cache=cache)["results"]]
     assert paths[0] == "lib/my_app/web.ex"
+
+
+SENDERS_KT = """package net
+
+class Mailer(private val host: String) {
+    fun send(message: String): Boolean {
+        return message.isNotEmpty()
+    }
+}
+
+class HttpClient(private val timeout: Long) {
+    suspend fun send(request: String): Int {
+        return request.length
+    }
+}
+"""
+# The admin's match_route says "router" more than the router's own: only the module around it tells them apart.
+ROUTERS_EX = """defmodule MyApp.Admin do
+  def match_route(router, path), do: MyApp.Router.match_route(router.admin_router, path)
+end
+
+defmodule MyApp.Router do
+  def match_route(table, path) do
+    Enum.find(table.routes, fn route -> route.path == path end)
+  end
+end
+"""
+
+
+@pytest.fixture(scope="module")
+def qualified(tmp_path_factory) -> Path:
+    """Two Kotlin classes that each define ``send`` and two Elixir modules that each define ``match_route``, in
+    one file each, chunked as ChunkHound chunks them: a chunk per class or module and one per function."""
+    root = tmp_path_factory.mktemp("qualified")
+    texts = {"src/net/Senders.kt": SENDERS_KT, "lib/my_app/routing.ex": ROUTERS_EX}
+    for path, text in texts.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    kt, ex = SENDERS_KT.split("\n"), ROUTERS_EX.split("\n")
+    rows = [
+        _chunk(kt, 1, "class", "Mailer", 3, 7),
+        _chunk(kt, 1, "function", "send", 4, 6),
+        _chunk(kt, 1, "class", "HttpClient", 9, 13),
+        _chunk(kt, 1, "function", "send", 10, 12),
+        _chunk(ex, 2, "class", "MyApp.Admin", 1, 3),
+        _chunk(ex, 2, "function", "match_route", 2, 2),
+        _chunk(ex, 2, "class", "MyApp.Router", 5, 9),
+        _chunk(ex, 2, "function", "match_route", 6, 8),
+    ]
+    _index(root, [(1, "src/net/Senders.kt", "kotlin"), (2, "lib/my_app/routing.ex", "elixir")], rows)
+    return root
+
+
+@pytest.mark.parametrize("cache", [True, False])
+@pytest.mark.parametrize(
+    ("query", "where"),
+    [
+        ("HttpClient.send", ("src/net/Senders.kt", 10, 12)),  # the second class's, not the first one's
+        ("Mailer.send", ("src/net/Senders.kt", 4, 6)),
+        ("MyApp.Router.match_route", ("lib/my_app/routing.ex", 6, 8)),  # the module named whole, by each part
+        ("Router.match_route", ("lib/my_app/routing.ex", 6, 8)),
+    ],
+)
+def test_a_qualified_name_is_the_definition_inside_that_class_or_module(qualified, cache, query, where):
+    assert first(qualified, query, cache=cache)[:3] == where
