@@ -209,27 +209,35 @@ def written(names: frozenset[str]) -> re.Pattern[str]:
 _MODIFIERS = "(?:export|default|async|static|public|private|protected|override|get|set|pub)"
 
 
-# The words that declare a name in the languages ChunkHound parses, what follows them being the name: Python's,
-# Ruby's and Groovy's ``def``; Elixir's ``defp``, ``defmacro``, ``defmodule`` and ``defprotocol``; JavaScript's,
-# PHP's, Lua's and Bash's ``function``; Kotlin's ``fun``, ``object`` and ``val``; Rust's ``fn``, ``mod`` and
-# ``macro_rules!``; Go's and Swift's ``func``; Swift's ``protocol``, ``actor`` and ``typealias``; and the types and
-# variables most languages share. (Swift's ``extension`` and Elixir's ``defimpl`` name what they extend: no.)
+# The words that declare a name in the languages ChunkHound parses, what follows them on the line being the name:
+# Python's, Ruby's and Groovy's ``def``; Elixir's ``defp``, ``defmacro``, ``defmodule`` and ``defprotocol``;
+# JavaScript's, PHP's, Lua's and Bash's ``function``; Rust's ``fn`` and ``macro_rules!``; Go's and Swift's
+# ``func``; Swift's ``typealias``; and the types and variables most languages share. (Swift's ``extension`` and
+# Elixir's ``defimpl`` name what they extend: no.)
 _DECLARING = (
-    r"def|defp|defmacrop?|defmodule|defprotocol|defguardp?|defdelegate|function\*?|fun|fn|func|mod|macro_rules!|"
-    r"class|interface|protocol|type|typealias|struct|enum|trait|object|actor|record|module|const|let|var|val"
+    r"def|defp|defmacrop?|defmodule|defprotocol|defguardp?|defdelegate|function\*?|fn|func|macro_rules!|"
+    r"class|interface|type|typealias|struct|enum|trait|record|module|const|let|var"
+)
+# ... and the words that are English too (Kotlin's ``fun``, ``object`` and ``val``, Swift's ``protocol`` and
+# ``actor``, Rust's ``mod``), which declare only where a line's code starts, after its modifiers, and as written
+# (lowercase): "the object gsonBuilder" in a comment, or Java's ``Object typeAdapter,`` declares nothing.
+_DECLARING_FIRST = r"fun|object|val|protocol|actor|mod"
+_LEADING = (
+    r"(?:public|private|protected|internal|fileprivate|open|final|abstract|sealed|data|inner|companion|override|"
+    r"suspend|inline|static|nonisolated|export|default|async|pub(?:\([\w ]{0,40}\))?|@\w+(?:\([^)\n]{0,200}\))?)"
 )
 
 
 def _declared(alternatives: str) -> str:
-    # Between the word and the name: a Go receiver (``func (r *Router) Handle``), Kotlin's type parameters
-    # (``fun <R> send``), a qualifier (Kotlin's ``fun HttpClient.withRetry``, Elixir's ``defmodule MyApp.Router``),
-    # and a sigil that is part of no word (``$ZodCheck`` in zod, PHP's ``$x``).
-    # The receiver and the type parameters are bounded: a chunk of ``func (((`` or ``fun <<<`` (100 KB: 1.5 s
-    # unbounded) costs a linear search (25 ms), not a quadratic one.
-    return (
-        rf"\b(?:{_DECLARING})\s+(?:\([^)]{{0,200}}\)\s*)?(?:<[^>]{{0,200}}>\s*)?(?:[A-Za-z_]\w*\.)*"
-        rf"\$?(?:{alternatives})\b"
+    # Between the word and the name, on its line: a Go receiver (``func (r *Router) Handle``), Kotlin's type
+    # parameters (``fun <R> send``), a qualifier (Kotlin's ``fun HttpClient.withRetry``, Elixir's ``defmodule
+    # MyApp.Router``), and a sigil that is part of no word (``$ZodCheck`` in zod, PHP's ``$x``). The receiver and
+    # the type parameters are bounded: a chunk of ``func (((`` or ``fun <<<`` (100 KB: 1.5 s unbounded) costs a
+    # linear search (25 ms), not a quadratic one.
+    name = (
+        rf"[ \t]+(?:\([^)\n]{{0,200}}\)[ \t]*)?(?:<[^>\n]{{0,200}}>[ \t]*)?(?:[A-Za-z_]\w*\.)*\$?(?:{alternatives})\b"
     )
+    return rf"\b(?:{_DECLARING}){name}|^[ \t]*(?:{_LEADING}[ \t]+)*(?-i:{_DECLARING_FIRST}){name}"
 
 
 def _assigned(alternatives: str) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from onetool_code.names import MAX_NAME, definition_lines, definition_of, display_name, shorten
@@ -122,6 +124,9 @@ def test_no_name_is_longer_than_the_limit():
         ("renderable", "defprotocol MyApp.Renderable do"),
         ("my_macro", "macro_rules! my_macro {"),  # Rust
         ("routing", "pub mod routing;"),
+        ("routing", "pub(crate) mod routing;"),
+        ("pool", "internal object Pool {"),  # after its modifiers and annotations
+        ("create", "    @JvmStatic fun create(): Pool = Pool()"),
         ("handle", "func (r *Router) Handle(pattern string) {"),  # Go, as before
         ("zodcheck", "export class $ZodCheck {"),
     ],
@@ -140,7 +145,21 @@ def test_a_line_that_declares_a_name_in_any_language_chunkhound_parses(name, lin
         ("renderable", "defimpl MyApp.Renderable, for: Map do"),  # implements a protocol declared elsewhere
         ("normalize", "  def clean(path), do: normalize(path)"),  # a use
         ("withretry", "    fun run(c: HttpClient) = c.withRetry(3)"),
+        # English words where code does not start, or written otherwise than the keyword
+        ("gsonbuilder", "   * Configures the object gsonBuilder returns"),
+        ("gsonbuilder", "    the object gsonBuilder holds"),
+        ("typeadapter", "        Object typeAdapter, TypeToken<?> exactType,"),
     ],
 )
 def test_a_line_that_extends_implements_or_uses_a_name_does_not_declare_it(name, line):
+    import re2
+
     assert not definition_of(frozenset({name})).search(line)
+    assert not re2.compile(definition_lines([name]).encode()).search(line.encode())
+
+
+def test_a_declaration_is_on_one_line_not_a_word_and_the_next_lines_name():
+    """A comment that ends with "type" (or a Go ``const (...)`` group) does not declare the name starting the next
+    line."""
+    for code in ("// of the runtime type\n    TypeAdapter<T> chosen = delegate;", "const (\n\tA = 1\n)\n\nTypeAdapter"):
+        assert not re.compile(definition_lines(["typeadapter"])).search(code)
