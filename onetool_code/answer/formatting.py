@@ -297,8 +297,9 @@ def _under(view: _View, i: int) -> tuple[str, list[str], list[int]]:
     name, the preview (``N: line`` numbered, ``| line`` of indexed code) when its code is not shown and it is one
     of the first results or has no name, and, for the first results, the other matching lines."""
     r = view.results[i]
-    # ``method Handler`` says nothing more under ``method HeaderRouter.Handler``.
-    own = {r.name, r.name.rpartition(".")[2]}
+    # ``method Handler`` says nothing more under ``method HeaderRouter.Handler``, nor ``protocol Request`` under
+    # Swift's ``function protocol Request`` (ChunkHound names a Swift protocol, extension or actor so).
+    own = {r.name, r.name.rpartition(".")[2], r.name.rpartition(" ")[2]}
     defined = [entry for entry in r.definitions.split(", ") if entry and entry.partition(" ")[2] not in own]
     previewing = view.preview[i] and not view.content[i] and (i < DETAILED or not r.name)
     picked = (r.preview if i < WHOLE_PREVIEWS else r.lead) if previewing else []

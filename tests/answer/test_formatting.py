@@ -581,6 +581,16 @@ def test_a_method_result_does_not_list_itself_among_its_definitions(tmp_path):
     assert json_items(hits, tmp_path, query="header router")[0]["definitions"] == "method Handler"  # json keeps it
 
 
+def test_a_swift_protocol_named_by_its_keyword_does_not_list_itself(tmp_path):
+    """ChunkHound names a Swift protocol's chunk ``protocol Request`` (typed ``function``)."""
+    code = ["public protocol Request {", "    associatedtype Response", "    var path: String { get }", "}"]
+    hits = on_disk(tmp_path, hit("Sources/Net/Request.swift", 3, code, 0.9, "protocol Request", "function", "swift"))
+    lines = render(hits, tmp_path, query="request path").splitlines()
+    assert lines[1].startswith("1. Sources/Net/Request.swift:3-6 function protocol Request (")
+    assert not any("defines:" in line for line in lines)
+    assert json_items(hits, tmp_path, query="request path")[0]["definitions"] == "protocol Request"
+
+
 def test_past_the_first_results_fewer_definitions_are_listed(tmp_path):
     """The first three results list six definitions; the places after them two, and how many more there are."""
     code = ["class Store:", *(f"    def m{n}(self): pass" for n in range(1, 6))]
