@@ -36,9 +36,12 @@ MAX_NAME = 60
 PART_SUFFIX = r"(_part\d+)+"
 _PART_SUFFIX = re.compile(PART_SUFFIX + "$")
 # Synthetic in any language: a kind and a line number, joined pieces of them, and ChunkHound's fixed labels
-# (``unnamed``, and ``unnamed_<concept>`` for a definition, block, comment or import its parser could not name).
+# (``unnamed``, ``unnamed_<concept>`` for what its parser could not name, and its language mappings' own: Elixir's
+# ``unnamed_attr``, Bash's ``unnamed_source``, a Makefile's ``unnamed_target`` and ``unnamed_include``, Lua's
+# ``unnamed_require``).
 _SYNTHETIC = re.compile(
-    r"^(?:file_structure|unnamed(?:_(?:definition|block|comment|import|structure))?|(?:[a-z_]*_line_\d+_?)+)$"
+    r"^(?:file_structure|(?:[a-z_]*_line_\d+_?)+|"
+    r"unnamed(?:_(?:definition|block|comment|import|structure|attr|source|target|include|require))?)$"
 )
 # Kinds whose symbol is made from their text (imports: ``import_os_from_pathlib``), never a name.
 _UNNAMED_TYPES = frozenset({"import", "comment", "docstring", "paragraph", "code_block"})
@@ -224,24 +227,36 @@ _DECLARING = (
 _DECLARING_FIRST = r"fun|object|val|protocol|actor|mod"
 _LEADING = (
     r"(?:public|private|protected|internal|fileprivate|open|final|abstract|sealed|data|inner|companion|override|"
-    r"suspend|inline|static|nonisolated|export|default|async|pub(?:\([\w ]{0,40}\))?|@\w+(?:\([^)\n]{0,200}\))?)"
+    r"suspend|inline|static|nonisolated|distributed|export|default|async|const|operator|infix|tailrec|external|"
+    r"expect|actual|pub(?:\([\w :]{0,40}\))?|@\w+(?:\([^)\n]{0,80}\))?|#\[[^\]\n]{0,80}\])"
 )
+# A qualifier before the name, which only some words take: Kotlin's extension functions (``fun HttpClient.withRetry``,
+# ``fun List<String>.send``), Elixir's modules (``defmodule MyApp.Router``) and Lua's ``function M.name``.
+_QUALIFIED = r"fun|defmodule|defprotocol|function"
 
 
 def _declared(alternatives: str) -> str:
-    # Between the word and the name, on its line: a Go receiver (``func (r *Router) Handle``), Kotlin's type
-    # parameters (``fun <R> send``), a qualifier (Kotlin's ``fun HttpClient.withRetry``, Elixir's ``defmodule
-    # MyApp.Router``), and a sigil that is part of no word (``$ZodCheck`` in zod, PHP's ``$x``). The receiver and
-    # the type parameters are bounded: a chunk of ``func (((`` or ``fun <<<`` (100 KB: 1.5 s unbounded) costs a
-    # linear search (25 ms), not a quadratic one.
-    name = (
-        rf"[ \t]+(?:\([^)\n]{{0,200}}\)[ \t]*)?(?:<[^>\n]{{0,200}}>[ \t]*)?(?:[A-Za-z_]\w*\.)*\$?(?:{alternatives})\b"
+    # Between the word and the name, on its line: a Go receiver (``func (r *Router) Handle``), type parameters
+    # (``fun <T : Comparable<T>> send``), a qualifier where the word takes one (``_QUALIFIED``, at the start of the
+    # line's code: "the function os.path.join" in a docstring declares nothing), and a sigil that is part of no word
+    # (``$ZodCheck`` in zod, PHP's ``$x``). Each part is bounded: a chunk of ``func (((`` or ``fun <<<`` (100 KB:
+    # 1.5 s unbounded) costs a linear search, not a quadratic one; RE2, linear anyway, compiles the bounds into a
+    # program that grows with them, hence 80.
+    between = r"[ \t]+(?:\([^)\n]{0,80}\)[ \t]*)?(?:<[^\n]{0,80}?>[ \t]*)?"
+    qualifier = r"(?:[A-Za-z_]\w*(?:<[^\n]{0,80}?>)?\.)+"
+    name = rf"\$?(?:{alternatives})\b"
+    leading = rf"^[ \t]*(?:{_LEADING}[ \t]+)*"
+    return (
+        rf"\b(?:{_DECLARING}){between}{name}|"
+        rf"{leading}(?-i:{_DECLARING_FIRST}){between}{name}|"
+        rf"{leading}(?:local[ \t]+)?(?-i:{_QUALIFIED}){between}{qualifier}{name}"
     )
-    return rf"\b(?:{_DECLARING}){name}|^[ \t]*(?:{_LEADING}[ \t]+)*(?-i:{_DECLARING_FIRST}){name}"
 
 
 def _assigned(alternatives: str) -> str:
-    return rf"^\s*[\w.$]*?\$?\b(?:{alternatives})\s*(?:=|:)\s*(?:async\s+)?(?:function\b|\()"
+    # Spaces and tabs, not ``\s``: in a whole chunk (``definition_lines``' multi-line mode) ``^\s*`` runs across
+    # every blank line after each one, and 20 KB of them took 17 s.
+    return rf"^[ \t]*[\w.$]*?\$?\b(?:{alternatives})[ \t]*(?:=|:)[ \t]*(?:async[ \t]+)?(?:function\b|\()"
 
 
 # The name a chunk defines, from its first lines, when ChunkHound's symbol is a made-up label

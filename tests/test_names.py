@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
-from onetool_code.names import MAX_NAME, definition_lines, definition_of, display_name, shorten
+from onetool_code.names import MAX_NAME, defining_line, definition_lines, definition_of, display_name, shorten
 
 MARKDOWN = [
     "# httpx",  # 1
@@ -50,6 +48,8 @@ TOML = ["[project]", 'name = "httpx"', "", "[[tool.mypy.overrides]]", 'module = 
         ("unnamed_definition", "property", "swift", ""),  # a Swift ``let``/``var`` property (and Elixir's)
         ("unnamed_block", "block", "elixir", ""),
         ("unnamed_structure", "block", "kotlin", ""),  # ``unnamed_<concept>``, any of its five concepts
+        ("unnamed_attr", "definition", "elixir", ""),  # its language mappings' own
+        ("unnamed_target", "block", "makefile", ""),
         ("unnamed_func", "function", "go", "unnamed_func"),  # ... but a code name that starts so is a name
         ("import_typing_from_contextlib_from_._client", "import", "python", ""),
         ("from_.__version___from_._api_from_._auth", "import", "python", ""),
@@ -107,16 +107,40 @@ def test_no_name_is_longer_than_the_limit():
     assert display_name(identifier, "function", "python") == identifier[:57] + "..."
 
 
+def declares(name: str, code: str) -> list[bool]:
+    """Whether ``code`` declares ``name`` for each engine that reads the pattern: Python's ``re`` on a head line
+    (``definition_of``) and on a whole chunk (``defining_line``), RE2 on a snapshot's rows, DuckDB on the index."""
+    import duckdb
+    import re2
+
+    pattern = definition_lines([name])
+    with duckdb.connect() as con:
+        in_duckdb = con.execute("SELECT regexp_matches(?, ?)", [code, pattern]).fetchone()[0]
+    return [
+        bool(definition_of(frozenset({name})).search(code)),
+        bool(defining_line(name).search(code)),
+        bool(re2.compile(pattern.encode()).search(code.encode())),
+        bool(in_duckdb),
+    ]
+
+
 @pytest.mark.parametrize(
     ("name", "line"),
     [
         ("request", "public protocol Request {"),  # Swift
         ("ratelimiter", "actor RateLimiter {"),
+        ("router", "distributed actor Router {"),
         ("headers", "public typealias Headers = [String: String]"),
         ("send", "    public func send<R: Request>(_ request: R) async throws -> R.Response {"),
         ("send", "    suspend fun <R> send(request: Request<R>): Response {"),  # Kotlin
+        ("send", "fun <T : Comparable<T>> send(x: T)"),
         ("withretry", "fun HttpClient.withRetry(times: Int): HttpClient = this"),
+        ("send", "fun <K, V> Map<K, V>.send()"),
         ("connectionpool", "object ConnectionPool {"),
+        ("pool", "internal object Pool {"),  # after its modifiers and annotations
+        ("create", "    @JvmStatic fun create(): Pool = Pool()"),
+        ("plus", "    operator fun plus(other: Money): Money"),
+        ("router", "const val ROUTER = 1"),
         ("timeout", "    val timeout: Duration = Duration.ofSeconds(10)"),
         ("router", "defmodule MyApp.Router do"),  # Elixir
         ("normalize", '  defp normalize(path), do: String.trim_trailing(path, "/")'),
@@ -124,18 +148,15 @@ def test_no_name_is_longer_than_the_limit():
         ("renderable", "defprotocol MyApp.Renderable do"),
         ("my_macro", "macro_rules! my_macro {"),  # Rust
         ("routing", "pub mod routing;"),
-        ("routing", "pub(crate) mod routing;"),
-        ("pool", "internal object Pool {"),  # after its modifiers and annotations
-        ("create", "    @JvmStatic fun create(): Pool = Pool()"),
+        ("routing", "pub(in crate::app) mod routing;"),
+        ("routing", "#[cfg(test)] mod routing {"),
+        ("name", "local function M.name(x)"),  # Lua
         ("handle", "func (r *Router) Handle(pattern string) {"),  # Go, as before
         ("zodcheck", "export class $ZodCheck {"),
     ],
 )
 def test_a_line_that_declares_a_name_in_any_language_chunkhound_parses(name, line):
-    import re2
-
-    assert definition_of(frozenset({name})).search(line)
-    assert re2.compile(definition_lines([name]).encode()).search(line.encode())
+    assert declares(name, line) == [True] * 4
 
 
 @pytest.mark.parametrize(
@@ -149,17 +170,19 @@ def test_a_line_that_declares_a_name_in_any_language_chunkhound_parses(name, lin
         ("gsonbuilder", "   * Configures the object gsonBuilder returns"),
         ("gsonbuilder", "    the object gsonBuilder holds"),
         ("typeadapter", "        Object typeAdapter, TypeToken<?> exactType,"),
+        # a qualified name in prose: only Kotlin's, Elixir's and Lua's words take a qualifier, where code starts
+        ("queryset", "# see the class django.db.models.QuerySet for details"),
+        ("join", '    """Return what the function os.path.join returns."""'),
     ],
 )
 def test_a_line_that_extends_implements_or_uses_a_name_does_not_declare_it(name, line):
-    import re2
-
-    assert not definition_of(frozenset({name})).search(line)
-    assert not re2.compile(definition_lines([name]).encode()).search(line.encode())
+    assert declares(name, line) == [False] * 4
 
 
 def test_a_declaration_is_on_one_line_not_a_word_and_the_next_lines_name():
     """A comment that ends with "type" (or a Go ``const (...)`` group) does not declare the name starting the next
-    line."""
+    line, and blank lines before a declaration or an assignment do not hide it."""
     for code in ("// of the runtime type\n    TypeAdapter<T> chosen = delegate;", "const (\n\tA = 1\n)\n\nTypeAdapter"):
-        assert not re.compile(definition_lines(["typeadapter"])).search(code)
+        assert declares("typeadapter", code)[1:] == [False] * 3
+    for code in ("\n" * 2000 + "def send(x):", "\n\n  \n" * 500 + "send = function (x) {"):
+        assert declares("send", code)[1:] == [True] * 3

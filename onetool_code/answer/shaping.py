@@ -177,9 +177,10 @@ def _results(placed: Sequence[Placed], request: Request, sources: SourceFiles) -
 def describe(results: list[Result], request: Request) -> None:
     """What depends on a result's place in the answer and on the query: how many results its file has, its
     matching lines, its preview (two lines for the first ``FULL_PREVIEWS``, one after; ``lead``: its best line
-    alone) and, in a long result, which definition inside it the query is about (``_matched_best``): named first among its definitions, its
-    lines the preview (the line that names it, then its best matching line) and the matching lines, so that an
-    agent handed a whole class reads the method asked about, not the class's first lines."""
+    alone) and, in a long result, which definition inside it the query is about (``_matched_best``): named first
+    among its definitions, its lines the preview (the line that names it, then its best matching line) and the
+    matching lines, so that an agent handed a whole class reads the method asked about, not the class's first
+    lines."""
     tokens_of = [match_tokens(q) for q in request.queries]
     stems_of = [query_tokens(q) for q in request.queries]
     counts = Counter(r.where for r in results)

@@ -22,7 +22,9 @@ from onetool_code.index.vector_cache import VectorCache
 
 # A vector set's arrays of one entry per vector (``vector_cache._ARRAYS`` less the lists of rows and the ids); the
 # codes first: float32 rows left in a published version's store are given their shape (``spill.matrix``).
-_PER_VECTOR = ("codes", "signs", "matrix", "scales", "residuals", "spans", "embedding_ids", "places", "digests", "start_lines")  # fmt: skip
+_PER_VECTOR = (
+    "codes", "signs", "matrix", "scales", "residuals", "spans", "embedding_ids", "places", "digests", "start_lines"
+)  # fmt: skip
 
 
 class Disagreement(ValueError):
@@ -63,7 +65,8 @@ def vectors(cache: VectorCache, folder: str, dims: int) -> None:
     declares the set (``dims``), and its NaN, NULL and broken rows among them."""
     if cache.embedding_set.dims != dims:
         raise Disagreement(
-            f"{folder}/vectors.json declares {str(cache.embedding_set.dims)[:20]} dims, not {dims} as snapshot.json says"
+            f"{folder}/vectors.json declares {str(cache.embedding_set.dims)[:20]} dims, not {dims} as snapshot.json "
+            "says"
         )
     count = int(cache.chunk_ids.shape[0])
     widths = {f"{folder}/{name}.npy": dims for name in ("matrix", "codes")}
@@ -79,12 +82,24 @@ def vectors(cache: VectorCache, folder: str, dims: int) -> None:
 
 
 def lexical(folder: Path, count: int) -> None:
-    """The lexical index's documents, one per chunk row: its document lengths and bm25s' count of documents."""
+    """The lexical index's documents, one per chunk row (its document lengths and bm25s' count of documents), and
+    bm25s' postings (a compressed sparse column matrix) as long as their column ends say."""
     same_rows(count, "rows/chunk_ids.npy", {"lexical/lengths.npy": np.load(folder / "lengths.npy", mmap_mode="r")})
     params = folder / "params.index.json"  # bm25s' own record (none for a snapshot without chunks)
-    if params.exists():
-        documents = json.loads(params.read_text(encoding="utf-8"))["num_docs"]
-        if documents != count:
-            raise Disagreement(
-                f"lexical/params.index.json counts {str(documents)[:20]} documents, not {count:,} as rows/chunk_ids.npy says"
-            )
+    if not params.exists():
+        return
+    documents = json.loads(params.read_text(encoding="utf-8"))["num_docs"]
+    if documents != count:
+        raise Disagreement(
+            f"lexical/params.index.json counts {str(documents)[:20]} documents, not {count:,} as rows/chunk_ids.npy "
+            "says"
+        )
+    ends = np.load(folder / "indptr.csc.index.npy", mmap_mode="r")
+    postings = int(ends[-1]) if ends.ndim == 1 and ends.size else -1
+    if postings < 0 or int(ends[0]) != 0:
+        raise Disagreement("lexical/indptr.csc.index.npy is no list of column ends from 0")
+    arrays = {
+        f"lexical/{name}.csc.index.npy": np.load(folder / f"{name}.csc.index.npy", mmap_mode="r")
+        for name in ("data", "indices")
+    }
+    same_rows(postings, "lexical/indptr.csc.index.npy", arrays)

@@ -322,7 +322,10 @@ def test_a_damaged_snapshot_is_set_aside_and_made_again_once(project, how, spans
     assert [p.name for p in folders()] == [made.name]
 
 
-DISAGREEING = ("rows/end_lines.npy", "rows/code_ends.npy", "vectors-0/codes.npy", "vectors-0/signs.npy", "vectors-0/scales.npy", "digests.npy", "lexical/lengths.npy")  # fmt: skip
+DISAGREEING = (
+    "rows/end_lines.npy", "rows/code_ends.npy", "vectors-0/codes.npy", "vectors-0/signs.npy", "vectors-0/scales.npy",
+    "digests.npy", "lexical/lengths.npy", "lexical/indices.csc.index.npy", "lexical/data.csc.index.npy",
+)  # fmt: skip
 
 
 @pytest.mark.parametrize("name", DISAGREEING)
