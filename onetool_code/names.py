@@ -228,7 +228,7 @@ _DECLARING_FIRST = r"fun|object|val|protocol|actor|mod"
 _LEADING = (
     r"(?:public|private|protected|internal|fileprivate|open|final|abstract|sealed|data|inner|companion|override|"
     r"suspend|inline|static|nonisolated|distributed|export|default|async|const|operator|infix|tailrec|external|"
-    r"expect|actual|pub(?:\([\w :]{0,40}\))?|@\w+(?:\([^)\n]{0,80}\))?|#\[[^\]\n]{0,80}\])"
+    r"expect|actual|pub(?:\([\w :]{0,40}\))?|@\w+(?:\([^)\n]{0,40}\))?|#\[[^\]\n]{0,40}\])"
 )
 # A qualifier before the name, which only some words take: Kotlin's extension functions (``fun HttpClient.withRetry``,
 # ``fun List<String>.send``), Elixir's modules (``defmodule MyApp.Router``) and Lua's ``function M.name``.
@@ -241,9 +241,9 @@ def _declared(alternatives: str) -> str:
     # line's code: "the function os.path.join" in a docstring declares nothing), and a sigil that is part of no word
     # (``$ZodCheck`` in zod, PHP's ``$x``). Each part is bounded: a chunk of ``func (((`` or ``fun <<<`` (100 KB:
     # 1.5 s unbounded) costs a linear search, not a quadratic one; RE2, linear anyway, compiles the bounds into a
-    # program that grows with them, hence 80.
-    between = r"[ \t]+(?:\([^)\n]{0,80}\)[ \t]*)?(?:<[^\n]{0,80}?>[ \t]*)?"
-    qualifier = r"(?:[A-Za-z_]\w*(?:<[^\n]{0,80}?>)?\.)+"
+    # program that grows with them, hence 40.
+    between = r"[ \t]+(?:\([^)\n]{0,40}\)[ \t]*)?(?:<[^\n]{0,40}?>[ \t]*)?"
+    qualifier = r"(?:[A-Za-z_]\w*(?:<[^\n]{0,40}?>)?\.)+"
     name = rf"\$?(?:{alternatives})\b"
     leading = rf"^[ \t]*(?:{_LEADING}[ \t]+)*"
     return (
