@@ -16,15 +16,15 @@ from typing import Any
 
 import numpy as np
 
-from onetool_code.index import quantised
+from onetool_code.index import quantised, vector_cache
 from onetool_code.index.rows import ChunkRows
 from onetool_code.index.vector_cache import VectorCache
 
-# A vector set's arrays of one entry per vector (``vector_cache._ARRAYS`` less the lists of rows and the ids); the
-# codes first: float32 rows left in a published version's store are given their shape (``spill.matrix``).
-_PER_VECTOR = (
-    "codes", "signs", "matrix", "scales", "residuals", "spans", "embedding_ids", "places", "digests", "start_lines"
-)  # fmt: skip
+# A vector set's arrays of one entry per vector (``vector_cache.ARRAYS`` less the lists of rows and the ids that
+# count them); the codes first: float32 rows left in a published version's store are given their shape
+# (``spill.matrix``).
+_LISTS = ("chunk_ids", "nan_rows", "null_rows", "broken_rows")
+_PER_VECTOR = ("codes", *(name for name in vector_cache.ARRAYS if name not in (*_LISTS, "codes")))
 
 
 class Disagreement(ValueError):

@@ -44,7 +44,7 @@ from onetool_code.index.store import heap
 from onetool_code.schema import Filters
 
 # What a saved cache holds as .npy files (bump snapshot.FORMAT when it changes).
-_ARRAYS = (
+ARRAYS = (
     "matrix", "codes", "signs", "scales", "residuals", "spans", "chunk_ids", "embedding_ids", "places", "digests", "start_lines", "nan_rows", "null_rows", "broken_rows",
 )  # fmt: skip
 
@@ -86,7 +86,7 @@ class VectorCache:
     @property
     def nbytes(self) -> int:
         """Heap memory held: the arrays not mapped from a snapshot, plus the per-file and per-type strings."""
-        arrays = [getattr(self, name) for name in _ARRAYS]
+        arrays = [getattr(self, name) for name in ARRAYS]
         arrays += [a for a in (self.added, self.added_codes) if a is not None]
         return heap(*arrays) + self.attributes.nbytes
 
@@ -300,7 +300,7 @@ class VectorCache:
 
     def save(self, into: Path) -> None:
         """Write the arrays (``np.save``: memory-mappable) and the rest as JSON into a folder of a snapshot."""
-        for name in _ARRAYS:
+        for name in ARRAYS:
             spill.save(getattr(self, name), into / f"{name}.npy")
         self.attributes.save(into)
         meta = {"embedding_set": dataclasses.asdict(self.embedding_set), "build_seconds": self.build_seconds}
@@ -310,7 +310,7 @@ class VectorCache:
 def load(folder: Path, db_path: Path) -> VectorCache:
     """A cache written by ``VectorCache.save``, its arrays memory-mapped: shared by every process on the machine."""
     meta = json.loads((folder / "vectors.json").read_text(encoding="utf-8"))
-    arrays = {name: np.load(folder / f"{name}.npy", mmap_mode="r") for name in _ARRAYS if name != "matrix"}
+    arrays = {name: np.load(folder / f"{name}.npy", mmap_mode="r") for name in ARRAYS if name != "matrix"}
     return VectorCache(
         db_path=str(db_path),
         embedding_set=database.EmbeddingSet(**meta["embedding_set"]),
