@@ -1,5 +1,5 @@
 """What a file's path says of its role, for the hybrid ranking: the name it goes by, how much of that name a
-query says, and whether it is a legacy copy.
+query says, how many of the query's words name it or its folder, and whether it is a legacy copy.
 
 A hub file (``mod.rs``, ``__init__.py``, ``index.ts``) goes by its folder's name: ``extract/mod.rs`` is where
 axum's extractors are declared and re-exported, so a question about extractors names it as much as
@@ -15,7 +15,8 @@ import re
 from collections.abc import Collection
 from pathlib import PurePosixPath
 
-from onetool_code.names import stem
+from onetool_code.names import identifier_parts, stem
+from onetool_code.search.abbreviations import short_forms
 
 # File names that stand for their folder: a package's or module's entry point, declaring and re-exporting it.
 HUB_NAMES = frozenset({"mod", "index", "__init__", "init"})
@@ -57,6 +58,32 @@ def _said(word: str, query: str) -> float:
     short, long = sorted((word, query), key=len)
     close = len(short) >= 4 and len(long) - len(short) <= PREFIX_SLACK and long.startswith(short)
     return PREFIX_SAYS if close else 0.0
+
+
+@functools.lru_cache(maxsize=8192)
+def _path_parts(path: str) -> frozenset[str]:
+    """The words of a file's name and of its folder's (``binding/default_validator.go``: binding, default,
+    validator, default_validator)."""
+    posix = PurePosixPath(path)
+    words = re.findall(r"[A-Za-z][A-Za-z0-9]*", f"{posix.name.lstrip('.').split('.')[0]} {posix.parent.name}")
+    return frozenset(part for word in words for part in identifier_parts(word))
+
+
+def path_words(path: str, keywords: frozenset[str]) -> int:
+    """How many of the query's words name the file or its folder, a word counting when one of the two is the
+    other's start, three letters or more (``validators`` names ``default_validator.go``), or when one of its short
+    forms is a whole part ("websocket" names ``client_ws.py``)."""
+    parts = _path_parts(path)
+    return sum(
+        1
+        for keyword in keywords
+        if keyword in parts
+        or any(
+            min(len(keyword), len(part)) >= 3 and (keyword.startswith(part) or part.startswith(keyword))
+            for part in parts
+        )
+        or not parts.isdisjoint(short_forms(keyword))
+    )
 
 
 # A statement that makes names of elsewhere part of this module's interface: Rust's ``pub use``, JavaScript's and

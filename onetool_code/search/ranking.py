@@ -21,7 +21,6 @@ from onetool_code.names import (
     bare,
     defining_line,
     definition_of,
-    identifier_parts,
     identifiers,
     names_in,
     spellings,
@@ -199,7 +198,7 @@ def _file_evidence(scored: dict[tuple[str, int, int], float], wants: _Wants, kin
         if wants.code_name:  # ``Router``: its definition's file, not ``route_headers.go``, whose name starts so
             scored[key] += top * COHERENT_FILE * sums[path] / most * kinds[path]
             continue
-        named = _path_words(path, wants.keywords) / len(wants.keywords) if wants.keywords else 0.0
+        named = file_roles.path_words(path, wants.keywords) / len(wants.keywords) if wants.keywords else 0.0
         focus = file_roles.name_focus(path, wants.stems)
         evidence = PATH_WORDS * named + COHERENT_FILE * sums[path] / most + FILE_FOCUS * focus
         scored[key] += top * evidence * kinds[path]
@@ -360,30 +359,6 @@ def _stem(path: str) -> str:
     """The file's name before its first dot, without separators, lowercased (``default_validator.go``:
     ``defaultvalidator``)."""
     return PurePosixPath(path).name.lstrip(".").split(".")[0].replace("-", "").replace("_", "").lower()
-
-
-@functools.lru_cache(maxsize=8192)
-def _path_parts(path: str) -> frozenset[str]:
-    """The words of a file's name and of its folder's (``binding/default_validator.go``: binding, default,
-    validator, default_validator)."""
-    posix = PurePosixPath(path)
-    words = re.findall(r"[A-Za-z][A-Za-z0-9]*", f"{posix.name.lstrip('.').split('.')[0]} {posix.parent.name}")
-    return frozenset(part for word in words for part in identifier_parts(word))
-
-
-def _path_words(path: str, keywords: frozenset[str]) -> int:
-    """How many of the query's words name the file or its folder, a word counting when one of the two is the
-    other's start, three letters or more (``validators`` names ``default_validator.go``)."""
-    parts = _path_parts(path)
-    return sum(
-        1
-        for keyword in keywords
-        if keyword in parts
-        or any(
-            min(len(keyword), len(part)) >= 3 and (keyword.startswith(part) or part.startswith(keyword))
-            for part in parts
-        )
-    )
 
 
 def fuse(ranked_lists: Sequence[Sequence[Hit]], limit: int) -> list[Hit]:

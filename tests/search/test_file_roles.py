@@ -179,3 +179,37 @@ def test_a_test_file_named_for_the_question_is_still_a_test(tmp_path, monkeypatc
         ranking, "_file_evidence", lambda scored, wants, kinds: evidence(scored, wants, {}.fromkeys(kinds, 1.0))
     )
     assert files(root, query)[0] == "tests/stream/test_json_reader.py"  # lifted as much as code was
+
+
+# A WebSocket client's own file, named by the short form, beside a session that writes the question's words more.
+WEBSOCKETS = {
+    "client_ws.py": "class ClientWebSocketResponse:\n"
+    '    """The client end of a connection."""\n\n'
+    "    async def send_str(self, data):\n        await self._writer.send_frame(data)\n\n"
+    "    async def receive(self):\n        return await self._reader.read()\n",
+    "client.py": "class ClientSession:\n"
+    '    """A client session: requests, cookies and WebSocket connections."""\n\n'
+    "    async def ws_connect(self, url):\n"
+    '        """Open a WebSocket client connection: the client side of the WebSocket handshake."""\n'
+    "        response = await self.request('GET', url, headers=websocket_headers())\n"
+    "        return ClientWebSocketResponse(response)\n",
+}
+
+
+def test_a_word_names_the_file_its_short_form_in_code_names(tmp_path, monkeypatch):
+    """ "WebSocket client implementation" is ``client_ws.py``, though ``client.py`` says "WebSocket" more."""
+    root = make_project(tmp_path / "http", WEBSOCKETS, None)
+    query = "WebSocket client implementation"
+    assert files(root, query)[0] == "client_ws.py"
+    monkeypatch.setattr(file_roles, "short_forms", lambda word: frozenset())
+    assert files(root, query)[0] == "client.py"
+
+
+def test_a_short_form_names_a_file_only_as_a_whole_part_of_its_name():
+    assert file_roles.path_words("aiohttp/client_ws.py", frozenset({"websocket"})) == 1
+    assert file_roles.path_words("django/db/utils.py", frozenset({"database"})) == 1  # the folder
+    assert file_roles.path_words("serde/src/de/mod.rs", frozenset({"deserialization"})) == 1
+    assert file_roles.path_words("settings/cfg.go", frozenset({"configured"})) == 1  # by the word's stem
+    assert file_roles.path_words("strategy.go", frozenset({"string"})) == 0  # ``str`` is only its start
+    assert file_roles.path_words("require.js", frozenset({"request"})) == 0
+    assert file_roles.path_words("client.py", frozenset({"websocket"})) == 0
