@@ -3,8 +3,9 @@ routing" ``db/utils.py``, "deserialization" serde's ``de/``.
 
 A question says the word whole and a file or folder is named by its short form, which neither a stem nor a common
 start finds (``ws`` is no start of "websocket"). So the ranking lets a word of the query name a file or folder by
-one of these forms as well as by itself, and only where the form is a whole part of the name (``client_ws``:
-client, ws): as a prefix, ``str`` would name ``strategy.go`` and ``req`` ``require.js``.
+one of these forms as well as by itself, and only where the form, or its plural, is a whole part of the name
+(``client_ws``: client, ws; ``de/impls.rs`` for "implementations"): as a prefix, ``str`` would name
+``strategy.go`` and ``req`` ``require.js``.
 
 The table is the common vocabulary of short names in code, written down once, not tuned on any bench; a word is
 looked up as asked and by its stem ("arguments", "configured").
@@ -43,11 +44,12 @@ _TABLE = {
 
 @functools.cache
 def _forms() -> dict[str, frozenset[str]]:
-    """Each word of the table, and its stem, to its short forms (stemming waits for the first search)."""
+    """Each word of the table, and its stem, to its short forms and their plurals (stemming waits for the first
+    search)."""
     forms: dict[str, set[str]] = {}
     for word, short in _TABLE.items():
         for key in (word, stem(word)):
-            forms.setdefault(key, set()).update(short.split())
+            forms.setdefault(key, set()).update(f for form in short.split() for f in (form, form + "s"))
     return {key: frozenset(value) for key, value in forms.items()}
 
 

@@ -210,6 +210,7 @@ def test_a_short_form_names_a_file_only_as_a_whole_part_of_its_name():
     assert file_roles.path_words("django/db/utils.py", frozenset({"database"})) == 1  # the folder
     assert file_roles.path_words("serde/src/de/mod.rs", frozenset({"deserialization"})) == 1
     assert file_roles.path_words("settings/cfg.go", frozenset({"configured"})) == 1  # by the word's stem
+    assert file_roles.path_words("serde_core/src/de/impls.rs", frozenset({"implementations"})) == 1  # a plural
     assert file_roles.path_words("strategy.go", frozenset({"string"})) == 0  # ``str`` is only its start
     assert file_roles.path_words("require.js", frozenset({"request"})) == 0
     assert file_roles.path_words("client.py", frozenset({"websocket"})) == 0
