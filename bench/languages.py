@@ -81,7 +81,9 @@ def prepare(work: Path) -> Path:
         return root
     env = _load("chunkhound_env", REPO / "tests" / "tooling" / "chunkhound_env.py").ensure_chunkhound()
     with tempfile.TemporaryDirectory() as download:
-        subprocess.run(["npm", "pack", "--silent", "--pack-destination", download, PACKAGE], check=True)
+        subprocess.run(
+            ["npm", "pack", "--silent", "--pack-destination", download, PACKAGE], check=True, stdout=subprocess.DEVNULL
+        )
         (archive,) = Path(download).glob("*.tgz")
         with tarfile.open(archive) as tar:
             tar.extractall(download, filter="data")
