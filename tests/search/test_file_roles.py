@@ -77,14 +77,6 @@ COMPLETIONS = {
 }
 
 
-def test_the_file_whose_own_name_the_question_says_comes_first(tmp_path, monkeypatch):
-    root = make_project(tmp_path / "cli", COMPLETIONS, None)
-    query = "shell completion request handling"
-    assert files(root, query)[0] == "completions.py"
-    monkeypatch.setattr(ranking, "FILE_FOCUS", 0.0)
-    assert files(root, query)[0] == "bash_completions.py"
-
-
 def test_a_hub_file_goes_by_its_folder_and_a_file_by_the_words_of_its_name():
     assert file_roles.own_name("src/extract/mod.rs") == "extract"
     assert file_roles.own_name("aiohttp/__init__.py") == "aiohttp"
@@ -196,13 +188,25 @@ WEBSOCKETS = {
 }
 
 
-def test_a_word_names_the_file_its_short_form_in_code_names(tmp_path, monkeypatch):
-    """ "WebSocket client implementation" is ``client_ws.py``, though ``client.py`` says "WebSocket" more."""
-    root = make_project(tmp_path / "http", WEBSOCKETS, None)
-    query = "WebSocket client implementation"
-    assert files(root, query)[0] == "client_ws.py"
-    monkeypatch.setattr(file_roles, "short_forms", lambda word: frozenset())
-    assert files(root, query)[0] == "client.py"
+@pytest.mark.parametrize(
+    ("project", "query", "first", "turned_off", "first_without"),
+    [
+        # the file whose own name the question says whole, though another says more of its words
+        (COMPLETIONS, "shell completion request handling", "completions.py", (ranking, "FILE_FOCUS", 0.0),
+         "bash_completions.py"),
+        # a word's short form in code names the file, though another says the word more often
+        (WEBSOCKETS, "WebSocket client implementation", "client_ws.py",
+         (file_roles, "short_forms", lambda word: frozenset()), "client.py"),
+    ],
+    ids=["its own name", "a short form in code"],
+)  # fmt: skip
+def test_the_file_the_question_names_comes_first(
+    tmp_path, monkeypatch, project, query, first, turned_off, first_without
+):
+    root = make_project(tmp_path / "project", project, None)
+    assert files(root, query)[0] == first
+    monkeypatch.setattr(*turned_off)
+    assert files(root, query)[0] == first_without
 
 
 def test_a_short_form_names_a_file_only_as_a_whole_part_of_its_name():
