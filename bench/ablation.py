@@ -86,6 +86,10 @@ ROWS: dict[str, tuple[str, dict[tuple[Any, str], Any]]] = {
         "a hub file (mod.rs, __init__.py, index.ts) goes by its folder's name",
         {(file_roles, "HUB_NAMES"): frozenset()},
     ),
+    "short_forms": (
+        "a word's short form in code names a file or folder (client_ws.py for websocket, db/ for database)",
+        {(file_roles, "short_forms"): lambda word: frozenset()},
+    ),
     "exported": ("a chunk re-exporting a name the query spells", {(ranking, "EXPORTED"): 1.0}),
     "definitions_weight": (
         "the named-definitions list below the words' own (off: weighed alike)",
