@@ -8,7 +8,9 @@ one of these forms as well as by itself, and only where the form, or its plural,
 ``strategy.go`` and ``req`` ``require.js``.
 
 The table is the common vocabulary of short names in code, written down once, not tuned on any bench; a word is
-looked up as asked and by its stem ("arguments", "configured").
+looked up as asked and by its stem ("arguments", "configured"). It leaves out the folders that hold a project's
+code (``src``, ``lib``, ``pkg``): "source" or "library" in a question is seldom that folder, and would lift every
+file directly in it.
 """
 
 from __future__ import annotations
@@ -29,13 +31,13 @@ _TABLE = {
     "execute": "exec", "execution": "exec", "expression": "expr", "format": "fmt", "formatting": "fmt",
     "function": "fn func", "generate": "gen", "generator": "gen", "image": "img", "implementation": "impl",
     "index": "idx", "information": "info", "initialization": "init", "initialize": "init", "instance": "inst",
-    "integer": "int", "iteration": "iter", "iterator": "iter", "length": "len", "library": "lib", "manager": "mgr",
+    "integer": "int", "iteration": "iter", "iterator": "iter", "length": "len", "manager": "mgr",
     "maximum": "max", "message": "msg", "middleware": "mw", "minimum": "min", "miscellaneous": "misc",
-    "number": "num", "object": "obj", "option": "opt opts", "package": "pkg", "parameter": "param params",
+    "number": "num", "object": "obj", "option": "opt opts", "parameter": "param params",
     "password": "pwd passwd", "pointer": "ptr", "position": "pos", "previous": "prev", "process": "proc",
     "property": "prop props", "receive": "recv", "reference": "ref", "repository": "repo", "request": "req",
     "response": "resp res", "sequence": "seq", "serialization": "ser", "serialize": "ser", "serializer": "ser",
-    "service": "svc", "socket": "sock", "source": "src", "specification": "spec", "standard": "std",
+    "service": "svc", "socket": "sock", "specification": "spec", "standard": "std",
     "statistics": "stats", "string": "str", "synchronize": "sync", "synchronous": "sync", "temporary": "tmp temp",
     "template": "tmpl tpl", "transaction": "tx", "utility": "util utils", "value": "val", "variable": "var",
     "websocket": "ws",

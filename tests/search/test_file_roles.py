@@ -218,3 +218,4 @@ def test_a_short_form_names_a_file_only_as_a_whole_part_of_its_name():
     assert file_roles.path_words("strategy.go", frozenset({"string"})) == 0  # ``str`` is only its start
     assert file_roles.path_words("require.js", frozenset({"request"})) == 0
     assert file_roles.path_words("client.py", frozenset({"websocket"})) == 0
+    assert file_roles.path_words("src/de.rs", frozenset({"source"})) == 0  # the folder that holds the code
