@@ -9,16 +9,16 @@ real ChunkHound 6.1.0 without embeddings, so the default search answers by words
 The queries are made from the code, not written by hand, so that nobody's idea of a good answer decides them: each
 type (``class``, ``interface``, ``object``; ``struct``, ``protocol``, ``enum``, ``actor``...) and function
 (``fun``, ``func``) declared in exactly one file outside the tests (types of four letters or more, functions of six
-or more starting in lowercase: not ``get`` or ``Item``), each asked by its bare name, as an agent asks for a symbol. The gold is the file that declares it. Reported per language and kind: R@1
-and MRR@10 over the distinct files of the answer; and, per language, the share of non-blank lines that no chunk
-of the index covers (ChunkHound drops some definitions whole: such a query cannot find its definition).
+or more starting in lowercase: not ``get`` or ``Item``), each asked by its bare name, as an agent asks for a
+symbol. The gold is the file that declares it. Reported per language and kind: R@1 and MRR@10 over the distinct
+files of the answer; and, per language, the share of non-blank lines that no chunk of the index covers (ChunkHound
+drops some definitions whole: such a query cannot find its definition).
 
-Run from the repository root (the first run downloads about 10 MB and indexes for about 20 s, then 1,332 searches
-take about a minute; ``--work`` keeps the
-indexed copy for the next run)::
+Run from the repository root (the first run downloads about 10 MB and indexes for about 15 s; then 1,329 searches
+take under a minute; ``--work`` keeps the indexed copy for the next run; another checkout: see the top of
+``bench/README.md``)::
 
     .venv-test/bin/python bench/languages.py --work /tmp/languages
-    PYTHONPATH=/path/to/other/checkout .venv-test/bin/python bench/languages.py --work /tmp/languages
 
 It prints Markdown and asserts nothing.
 """
@@ -180,6 +180,7 @@ def rank(root: Path, query: Query) -> int | None:
 def report(
     chosen: Sequence[Query], ranks: dict[str, int | None], indexed: set[str], lines: dict[str, tuple[int, int]]
 ) -> str:
+    """The Markdown: the places per language and kind, every name not first, and the lines in no chunk."""
     out = ["| language | kind | queries | R@1 | MRR@10 | declaration in no chunk |", "|---|---|---:|---:|---:|---:|"]
     groups: dict[tuple[str, str], list[Query]] = defaultdict(list)
     for q in chosen:
