@@ -86,6 +86,14 @@ def path_words(path: str, keywords: frozenset[str]) -> int:
     )
 
 
+def project_words(root_name: str) -> frozenset[str]:
+    """The word a question calls the project by, from the name of its folder (``cobra``, ``django-4.2``:
+    django): "how cobra integrates pflags" says it of every file, so it names none, though ``cobra.go`` shares it."""
+    joined = re.sub(r"[^a-z0-9]", "", root_name.lower())
+    bare_name = re.sub(r"[^a-z0-9]", "", re.sub(r"[-_.]?v?\d[\d.]*$", "", root_name.lower()))
+    return frozenset(word for word in (joined, bare_name) if len(word) > 2)
+
+
 # A statement that makes names of elsewhere part of this module's interface: Rust's ``pub use``, JavaScript's and
 # TypeScript's ``export ... from`` and ``module.exports``, Python's ``__all__`` and a package's imports (only in a
 # hub file: elsewhere an import is a use).

@@ -112,10 +112,12 @@ def hybrid(
     definitions: Sequence[Hit] = (),
     qualified: frozenset[tuple[str, int, int]] = frozenset(),
     depth: int | None = None,
+    project: frozenset[str] = frozenset(),
 ) -> list[Hit]:
     """One query's semantic, lexical and named-definition lists fused by weighted reciprocal rank, times the
     structural priors, plus what is known of each file; ``qualified``: the keys of the definitions that meet the
-    query's qualifiers (``lookup``); the first ``depth`` hits of the fused list (all by default).
+    query's qualifiers (``lookup``); the first ``depth`` hits of the fused list (all by default); ``project``: the
+    words the query may call the project by (``file_roles.project_words``), which name no file.
 
     The lexical list is first ordered by its scores times the kind of file each hit is in (``_kind``): BM25
     favours documentation's plain words, and a Markdown page can otherwise take the first ten places. A hit's
@@ -126,7 +128,7 @@ def hybrid(
     """
     fused: dict[tuple[str, int, int], float] = {}
     best: dict[tuple[str, int, int], Hit] = {}
-    wants = _Wants.of(query, filters)
+    wants = _Wants.of(query, filters, project)
     lexical = sorted(lexical, key=lambda h: -h.score * _kind(h, wants))
     # The definitions first: a hit found in several lists is kept as found there, marked with what it defines.
     named = (QUALIFIED_DEFINITIONS_WEIGHT if wants.qualifiers else DEFINITIONS_WEIGHT) * (
@@ -248,7 +250,7 @@ class _Wants:
         self.definition = definition_of(names) if names else None
 
     @classmethod
-    def of(cls, query: str, filters: Filters) -> _Wants:
+    def of(cls, query: str, filters: Filters, project: frozenset[str] = frozenset()) -> _Wants:
         words = {w.lower() for w in re.findall(r"[A-Za-z]+", query)}
         needles = " ".join((*filters.include, *filters.languages))
         names, qualifiers = names_in(query)
@@ -260,7 +262,7 @@ class _Wants:
             names=names,
             qualifiers=qualifiers,
             data=bool(words & _DATA_WORDS) or any(language in _DATA_LANGUAGES for language in filters.languages),
-            keywords=frozenset(w for w in keywords if len(w) > 2 and w not in STOPWORDS),
+            keywords=frozenset(w for w in keywords if len(w) > 2 and w not in STOPWORDS and w not in project),
             spelled=spellings(query),
             query_words=[w.lower() for w in re.findall(r"[A-Za-z0-9]+", query)],
             prose=any(w not in named and w not in STOPWORDS for w in (w.lower() for w in identifiers(query))),

@@ -15,7 +15,7 @@ from onetool_code import index
 from onetool_code.hits import Hit
 from onetool_code.project.source import SourceFiles
 from onetool_code.request import Request
-from onetool_code.search import lookup, ranking
+from onetool_code.search import file_roles, lookup, ranking
 from onetool_code.search.query_vectors import Semantic
 
 # How deep each list of a hybrid search goes before fusion: deep enough that a definition ranked 60th by one
@@ -73,11 +73,11 @@ def ranked(reader: index.Reader, request: Request, semantic: Semantic | None, pr
     # A chunk whose stored vector has no cosine (zeros or NaN) is ranked first by ChunkHound's order: meaning
     # says nothing of it, so it is left to the other lists.
     meanings = [[h for h in m if math.isfinite(h.score)] for m in pending()] if pending else [[] for _ in words]
-    lists = []
+    lists, project = [], file_roles.project_words(project_root.name)
     for m, w, query, found in zip(meanings, words, request.queries, named, strict=True):
         kept = {hit.key for hit in found.hits}
         m, w = _per_file(m, deep, kept), _per_file(w, deep, kept)
-        lists.append(ranking.hybrid(m, w, query, filters, found.hits, found.qualified, depth))
+        lists.append(ranking.hybrid(m, w, query, filters, found.hits, found.qualified, depth, project))
     return lists
 
 

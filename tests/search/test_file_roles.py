@@ -219,3 +219,37 @@ def test_a_short_form_names_a_file_only_as_a_whole_part_of_its_name():
     assert file_roles.path_words("require.js", frozenset({"request"})) == 0
     assert file_roles.path_words("client.py", frozenset({"websocket"})) == 0
     assert file_roles.path_words("src/de.rs", frozenset({"source"})) == 0  # the folder that holds the code
+
+
+# A command-line library's folder is named for it, and so is one small file of its settings; the flags live in
+# the command's file.
+CLI = {
+    "command.go": 'package cobra\n\nimport flag "github.com/spf13/pflag"\n\n'
+    "// Flags returns the FlagSet of this command: pflag's typed flag values, parsed from its arguments.\n"
+    "func (c *Command) Flags() *flag.FlagSet {\n\tif c.flags == nil {\n"
+    "\t\tc.flags = flag.NewFlagSet(c.Name(), flag.ContinueOnError)\n\t}\n\treturn c.flags\n}\n\n"
+    "// PersistentFlags returns the flags a command's children inherit.\n"
+    "func (c *Command) PersistentFlags() *flag.FlagSet {\n\treturn c.pflags\n}\n",
+    "cobra.go": "package cobra\n\n"
+    "// AddTemplateFunc adds a function for the usage and help templates of cobra commands.\n"
+    "func AddTemplateFunc(name string, fn interface{}) {\n\ttemplateFuncs[name] = fn\n}\n\n"
+    "// EnablePrefixMatching lets cobra match a command by the start of its name (a flag of the whole program).\n"
+    "var EnablePrefixMatching = false\n",
+}
+
+
+def test_the_project_s_own_name_in_a_question_names_no_file(tmp_path, monkeypatch):
+    """A question that says the project's name ("how cobra integrates pflags") says it of all its code:
+    ``cobra.go``, whose name it is, is not the place for that."""
+    root = make_project(tmp_path / "cobra", CLI, None)
+    query = "how cobra integrates pflags for typed flag values"
+    assert files(root, query)[0] == "command.go"
+    monkeypatch.setattr(file_roles, "project_words", lambda name: frozenset())
+    assert files(root, query)[0] == "cobra.go"
+
+
+def test_the_words_a_project_goes_by_come_from_its_folder_s_name():
+    assert file_roles.project_words("cobra") == {"cobra"}
+    assert file_roles.project_words("django-4.2") == {"django", "django42"}  # a version after the name
+    assert file_roles.project_words("commons-lang") == {"commonslang"}  # as one word, not "lang" alone
+    assert file_roles.project_words("v2") == frozenset()  # too short to be a name
