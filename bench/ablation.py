@@ -44,7 +44,7 @@ import semble
 from onetool_code import names
 from onetool_code.index import lexical
 from onetool_code.index.store import STORE
-from onetool_code.search import file_roles, ranking, retrieval
+from onetool_code.search import file_roles, lookup, ranking, retrieval
 
 _FILE_EVIDENCE = ranking._file_evidence
 
@@ -89,6 +89,14 @@ ROWS: dict[str, tuple[str, dict[tuple[Any, str], Any]]] = {
     "short_forms": (
         "a word's short form in code names a file or folder (client_ws.py for websocket, db/ for database)",
         {(file_roles, "short_forms"): lambda word: frozenset()},
+    ),
+    "project_words": (
+        "the project's own name in a question names no file (cobra.go for 'how cobra integrates pflags')",
+        {(file_roles, "project_words"): lambda name: frozenset()},
+    ),
+    "run_together": (
+        "two words of a question run together find the definition so named ('JSON object': class JsonObject)",
+        {(lookup, "run_together"): lambda query: frozenset()},
     ),
     "exported": ("a chunk re-exporting a name the query spells", {(ranking, "EXPORTED"): 1.0}),
     "definitions_weight": (

@@ -24,6 +24,7 @@ The words of code are split three ways, on purpose, each for its reader:
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections.abc import Collection, Sequence
 from typing import Any
@@ -152,6 +153,15 @@ def names_in(query: str, strict: bool = False) -> tuple[frozenset[str], frozense
             names.add(last.lower())
             qualifiers.update(p.lower() for p in before if p.lower() != "prototype")
     return frozenset(names), frozenset(qualifiers)
+
+
+def run_together(query: str) -> frozenset[str]:
+    """Each two neighbouring words of the query, neither a stopword, run together and lowercased, as one word and
+    joined by an underscore: the names code gives what a sentence says in two words ("load config": ``loadConfig``,
+    ``load_config``; "JSON object": ``JsonObject``)."""
+    words = [w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9]*", _PATH_LIKE.sub(" ", query))]
+    pairs = [(a, b) for a, b in itertools.pairwise(words) if a not in STOPWORDS and b not in STOPWORDS]
+    return frozenset(joined for a, b in pairs for joined in (a + b, f"{a}_{b}"))
 
 
 def spellings(query: str) -> dict[str, str]:

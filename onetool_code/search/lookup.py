@@ -12,6 +12,7 @@ folder). The definitions that meet the most qualifiers come first and are the on
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
@@ -19,7 +20,7 @@ from typing import Any
 
 from onetool_code.hits import Hit
 from onetool_code.index import Reader
-from onetool_code.names import bare, defining_line, names_in, spellings, written
+from onetool_code.names import bare, defining_line, names_in, run_together, spellings, written
 from onetool_code.project.definitions import enclosing
 from onetool_code.project.source import SourceFiles
 from onetool_code.schema import Filters
@@ -28,6 +29,11 @@ from onetool_code.search.ranking import DECLARING_TYPES, DEFINING_TYPES, is_test
 # Every definition of a common name (``get``, ``__init__``) is looked at before the qualifiers pick: a few
 # thousand in Django. The list handed to the ranking is cut to the depth of the others.
 NAMED_DEPTH = 5_000
+# A name two words of a question spell together is declared at a file's top level, or as a member of a class (at
+# most this many columns in, and not a variable): deeper, it is a function's own (a local variable, a nested
+# function, an example in a docstring), which the words meet by chance.
+MEMBER_INDENT = 4
+_VARIABLE = re.compile(r"(?:let|const|var|val|mut)\b|\w+\s*:?=[^=]")
 
 
 @dataclass(frozen=True)
@@ -39,24 +45,29 @@ class NameMatches:
 
 
 def find(reader: Reader, sources: SourceFiles, query: str, filters: Filters, depth: int) -> NameMatches:
-    """The chunks that define the names the query writes as code (``names.names_in``), each marked with the
-    name it defines (``Hit.defines``): the ones meeting the query's qualifiers first, then those defining it in
-    the query's own case (``Serialize`` the trait before ``serialize`` the method), then declarations of a type
-    before other definitions, then source before tests, then in path order; at most ``depth``."""
+    """The chunks that define the names the query writes as code (``names.names_in``), or a name two of its
+    words spell together where code is declared ("JSON object": ``class JsonObject``; ``names.run_together``,
+    ``_declared``), each marked with the name it defines (``Hit.defines``): the ones meeting the query's qualifiers
+    first, then the names it writes before those its words spell, then those defining it in the query's own case
+    (``Serialize`` the trait before ``serialize`` the method), then declarations of a type before other
+    definitions, then source before tests, then in path order; at most ``depth``."""
     names, qualifiers = names_in(query, strict=True)
-    if not names:
+    phrases = run_together(query) - names
+    if not names and not phrases:
         return NameMatches([])
     spelled = spellings(query)
     # A variable named so is mostly a local one (ChunkHound chunks them inside function bodies): not the floor.
     found = [
-        replace(hit, defines=_defined(hit, names))
-        for hit in reader.defining(sorted(names), filters, NAMED_DEPTH)
+        replace(hit, defines=_defined(hit, names | phrases))
+        for hit in reader.defining(sorted(names | phrases), filters, NAMED_DEPTH)
         if hit.chunk_type in DEFINING_TYPES
     ]
+    found = [hit for hit in found if hit.defines in names or _declared(hit)]
 
-    def kind(hit: Hit) -> tuple[bool, bool, bool]:
+    def kind(hit: Hit) -> tuple[bool, bool, bool, bool]:
         written = _written_as(hit)
-        return spelled.get(written.lower(), written) != written, hit.chunk_type not in DECLARING_TYPES, _is_test(hit)
+        other_case = spelled.get(written.lower(), written) != written
+        return hit.defines not in names, other_case, hit.chunk_type not in DECLARING_TYPES, _is_test(hit)
 
     if not qualifiers:
         return NameMatches(_tiered(found, kind)[:depth])
@@ -68,6 +79,24 @@ def find(reader: Reader, sources: SourceFiles, query: str, filters: Filters, dep
     if best[0] < len(qualifiers):
         return NameMatches(ranked[:depth])
     return NameMatches(ranked[:depth], frozenset(key for key, value in met.items() if value == best))
+
+
+def _declared(hit: Hit) -> bool:
+    """Whether the chunk declares the name two words of the query spell together (``run_together``) where code
+    outside the tests is declared: not ``let stringSchema = ...`` in a function, nor a test's ``const httpServer``,
+    nor a nested function, nor ``async def websocket_endpoint`` in a docstring's example."""
+    if _is_test(hit):
+        return False
+    if bare(hit.symbol).lower() == hit.defines:
+        return True
+    found = defining_line(hit.defines).search(hit.code)
+    before = hit.code[: found.start()] if found else ""
+    if found is None or (before.count('"""') + before.count("'''")) % 2:  # in a docstring
+        return False
+    line = hit.code[hit.code.rfind("\n", 0, found.start()) + 1 :].split("\n", 1)[0].expandtabs(4)
+    code = line.lstrip()
+    indent = len(line) - len(code)
+    return indent == 0 or (indent <= MEMBER_INDENT and _VARIABLE.match(code) is None)
 
 
 def _tiered(found: list[Hit], key: Callable[[Hit], tuple[Any, ...]]) -> list[Hit]:

@@ -245,8 +245,9 @@ class _Wants:
         # The query is one name written as code (``Router``, ``basic_format_args``), not a word ("quantize").
         self.code_name = bool(names) and not prose and all(re.search("[A-Z_]", self.spelled.get(n, n)) for n in names)
         # A name among other words and with no qualifier may be incidental ("toString builder for ...");
-        # ``QuerySet.bulk_create`` in a sentence is not.
-        self.incidental = prose and not qualifiers
+        # ``QuerySet.bulk_create`` in a sentence is not, nor a name only the sentence's words spell together
+        # ("JSON object": ``JsonObject``, found by ``lookup``), which no word of it was written as by chance.
+        self.incidental = prose and bool(names) and not qualifiers
         self.definition = definition_of(names) if names else None
 
     @classmethod
@@ -289,7 +290,7 @@ def _defined_as(hit: Hit, wants: _Wants) -> str | None:
         spelled = _written(found.group(), wants.names) if found else None
         if spelled:
             return spelled
-    if not hit.defines:
+    if hit.defines not in wants.names:  # none, or a name only the query's words run together spell
         return None
     # Found defining it further down its chunk (``lookup``): as it is written there, else as the query writes it.
     found = defining_line(hit.defines).search(hit.code)

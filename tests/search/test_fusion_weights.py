@@ -73,3 +73,18 @@ def test_a_qualified_name_found_only_by_its_definition_leads_a_same_named_method
         qualified=frozenset({wanted.key}),
     )
     assert ranked[0].file_path == "template/base.py"
+
+
+def test_a_definition_two_words_of_a_question_spell_weighs_as_a_name_asked_alone():
+    # gson's shape: "JSON object with named fields" writes no name as code, and ``lookup`` finds ``class
+    # JsonObject`` by two of its words run together; the words' list has it 20th, under a file about field names.
+    # No word of the question was written as that name by chance, so its list is not halved as a name written
+    # mid-sentence is (``IN_PROSE``).
+    declared = replace(
+        chunk("elements.ts", "JsonObject", "export class JsonObject {\n  members = new Map();\n}", 1.0, "typescript"),
+        defines="jsonobject",
+    )
+    naming = chunk("naming.ts", "translateName", "// the JSON object's named fields\nfunction translateName() {}", 9.0)
+    others = [chunk(f"x{i}.ts", f"helper{i}", f"function helper{i}() {{}}", 5.0 - i / 100) for i in range(18)]
+    lexical = [naming, *others, replace(declared, score=1.0)]
+    assert order("JSON object with named fields", lexical, (declared,))[0] == "elements.ts"

@@ -19,7 +19,7 @@ from onetool_code.hits import Hit
 from onetool_code.index import lexical
 from onetool_code.index.store import STORE
 from onetool_code.schema import Filters
-from onetool_code.search import ranking
+from onetool_code.search import lookup, ranking
 
 
 def make_project(root: Path, files: dict[str, str], base_url: str | None) -> Path:
@@ -140,6 +140,62 @@ def test_the_names_a_query_spells_out(query, names, qualifiers):
 def test_a_capitalised_word_is_a_name_only_when_not_strict():
     assert ranking.names_in("how does the Client pick a timeout", strict=True) == (set(), set())
     assert ranking.names_in("TooManyFieldsSent: the GET parameters", strict=True) == ({"toomanyfieldssent"}, set())
+
+
+def test_two_words_of_a_sentence_run_together_are_a_name_code_may_give():
+    assert names.run_together("JSON object with named fields") == {
+        "jsonobject",
+        "json_object",
+        "namedfields",
+        "named_fields",
+    }
+    assert names.run_together("how the usage template is formatted") == {"usagetemplate", "usage_template"}
+    assert names.run_together("retry") == frozenset()
+
+
+# A class named by two words of the question, in a file named for something else, beside a file that says the
+# question's words more often.
+ELEMENTS = {
+    "elements.ts": "/** A list of elements. */\n"
+    "export class JsonArray {\n  items: JsonElement[] = [];\n}\n\n"
+    "/** A map of members: each a property and its element. */\n"
+    "export class JsonObject {\n  members = new Map<string, JsonElement>();\n\n"
+    "  add(property: string, value: JsonElement): void {\n    this.members.set(property, value);\n  }\n}\n",
+    "naming.ts": "/** How the fields of an object are named in JSON: a policy maps each field's name to its JSON name. */\n"
+    "export function translateName(field: Field, policy: NamingPolicy): string {\n"
+    "  // the JSON object's named fields, as the policy names them\n"
+    "  return policy === 'upper' ? upperFirst(field.name) : field.name;\n}\n",
+}
+# ... and a local variable so named, in a function about something else.
+CONVERT = {
+    "checks.ts": "/** The validations of a string schema: each check a string must pass. */\n"
+    "export function stringChecks(schema: Schema<string>): Check[] {\n"
+    "  return schema.checks.filter((check) => check.kind === 'string');\n}\n",
+    "convert.ts": "/** A JSON node's type, converted. */\n"
+    "export function fromJsonString(node: JsonNode): Schema<string> {\n"
+    "  let stringSchema = string();\n"
+    "  if (node.format === 'email') stringSchema = stringSchema.check(email());\n"
+    "  return stringSchema;\n}\n",
+}
+
+
+def test_a_definition_two_words_of_the_question_name_comes_first(tmp_path, monkeypatch):
+    """The question "JSON object with named fields" asks for ``class JsonObject``, though another file says its
+    words more often."""
+    root = make_project(tmp_path / "elements", ELEMENTS, None)
+    query = "JSON object with named fields"
+    assert top(root, None, query)[0] == ("elements.ts", "JsonObject")
+    monkeypatch.setattr(lookup, "run_together", lambda query: frozenset())
+    assert top(root, None, query)[0] == ("naming.ts", "translateName")
+
+
+def test_a_local_variable_two_words_of_the_question_name_is_no_definition(tmp_path, monkeypatch):
+    """``let stringSchema`` inside a converter is a sentence's words met by chance, not the place asked for."""
+    root = make_project(tmp_path / "convert", CONVERT, None)
+    query = "string schema validations"
+    assert top(root, None, query)[0] == ("checks.ts", "stringChecks")
+    monkeypatch.setattr(lookup, "_declared", lambda hit: True)  # every definition counted, a variable's too
+    assert top(root, None, query)[0] == ("convert.ts", "fromJsonString")
 
 
 @pytest.mark.parametrize(
