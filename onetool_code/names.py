@@ -155,12 +155,22 @@ def names_in(query: str, strict: bool = False) -> tuple[frozenset[str], frozense
     return frozenset(names), frozenset(qualifiers)
 
 
+_PLAIN_WORD = re.compile(r"[A-Za-z][a-z]*|[A-Z]+")  # "object", "Object", "JSON"; not ``parseOptions``, ``v4``
+_PUNCTUATION = ".,:;!?()[]{}\"'`"
+
+
 def run_together(query: str) -> frozenset[str]:
     """Each two neighbouring words of the query, neither a stopword, run together and lowercased, as one word and
     joined by an underscore: the names code gives what a sentence says in two words ("load config": ``loadConfig``,
     ``load_config``; "JSON object": ``JsonObject``)."""
-    words = [w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9]*", _PATH_LIKE.sub(" ", query))]
-    pairs = [(a, b) for a, b in itertools.pairwise(words) if a not in STOPWORDS and b not in STOPWORDS]
+    # Plain words only: a name, a dotted name or a path the query writes (``Model.save``, ``get_or_set``) is
+    # looked up as written, and breaks the sentence.
+    words = [
+        piece.lower() if _PLAIN_WORD.fullmatch(piece) else None
+        for token in query.split()
+        for piece in token.strip(_PUNCTUATION).split("-")
+    ]
+    pairs = [(a, b) for a, b in itertools.pairwise(words) if a and b and a not in STOPWORDS and b not in STOPWORDS]
     return frozenset(joined for a, b in pairs for joined in (a + b, f"{a}_{b}"))
 
 

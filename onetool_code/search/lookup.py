@@ -45,14 +45,14 @@ class NameMatches:
 
 
 def find(reader: Reader, sources: SourceFiles, query: str, filters: Filters, depth: int) -> NameMatches:
-    """The chunks that define the names the query writes as code (``names.names_in``), or a name two of its
-    words spell together where code is declared ("JSON object": ``class JsonObject``; ``names.run_together``,
-    ``_declared``), each marked with the name it defines (``Hit.defines``): the ones meeting the query's qualifiers
-    first, then the names it writes before those its words spell, then those defining it in the query's own case
-    (``Serialize`` the trait before ``serialize`` the method), then declarations of a type before other
-    definitions, then source before tests, then in path order; at most ``depth``."""
+    """The chunks that define the names the query writes as code (``names.names_in``), or, when it writes none,
+    a name two of its words spell together, where code is declared ("JSON object": ``class JsonObject``;
+    ``names.run_together``, ``_declared``), each marked with the name it defines (``Hit.defines``): the ones
+    meeting the query's qualifiers first, then those defining it in the query's own case (``Serialize`` the trait
+    before ``serialize`` the method), then declarations of a type before other definitions, then source before
+    tests, then in path order; at most ``depth``."""
     names, qualifiers = names_in(query, strict=True)
-    phrases = run_together(query) - names
+    phrases = frozenset() if names else run_together(query)
     if not names and not phrases:
         return NameMatches([])
     spelled = spellings(query)
@@ -64,10 +64,9 @@ def find(reader: Reader, sources: SourceFiles, query: str, filters: Filters, dep
     ]
     found = [hit for hit in found if hit.defines in names or _declared(hit)]
 
-    def kind(hit: Hit) -> tuple[bool, bool, bool, bool]:
+    def kind(hit: Hit) -> tuple[bool, bool, bool]:
         written = _written_as(hit)
-        other_case = spelled.get(written.lower(), written) != written
-        return hit.defines not in names, other_case, hit.chunk_type not in DECLARING_TYPES, _is_test(hit)
+        return spelled.get(written.lower(), written) != written, hit.chunk_type not in DECLARING_TYPES, _is_test(hit)
 
     if not qualifiers:
         return NameMatches(_tiered(found, kind)[:depth])

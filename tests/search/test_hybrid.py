@@ -151,6 +151,15 @@ def test_two_words_of_a_sentence_run_together_are_a_name_code_may_give():
     }
     assert names.run_together("how the usage template is formatted") == {"usagetemplate", "usage_template"}
     assert names.run_together("retry") == frozenset()
+    # a name, a dotted name or a path the query writes breaks the sentence: it is looked up as written
+    assert names.run_together("Model.save") == frozenset()
+    assert names.run_together("cache get_or_set default timeout") == {"defaulttimeout", "default_timeout"}
+    assert names.run_together("route grouping with sub-routers") == {
+        "routegrouping",
+        "route_grouping",
+        "subrouters",
+        "sub_routers",
+    }
 
 
 # A class named by two words of the question, in a file named for something else, beside a file that says the
