@@ -52,17 +52,18 @@ def find(reader: Reader, sources: SourceFiles, query: str, filters: Filters, dep
     before ``serialize`` the method), then declarations of a type before other definitions, then source before
     tests, then in path order; at most ``depth``."""
     names, qualifiers = names_in(query, strict=True)
-    phrases = frozenset() if names else run_together(query)
-    if not names and not phrases:
+    wanted = names or run_together(query)
+    if not wanted:
         return NameMatches([])
     spelled = spellings(query)
     # A variable named so is mostly a local one (ChunkHound chunks them inside function bodies): not the floor.
     found = [
-        replace(hit, defines=_defined(hit, names | phrases))
-        for hit in reader.defining(sorted(names | phrases), filters, NAMED_DEPTH)
+        replace(hit, defines=_defined(hit, wanted))
+        for hit in reader.defining(sorted(wanted), filters, NAMED_DEPTH)
         if hit.chunk_type in DEFINING_TYPES
     ]
-    found = [hit for hit in found if hit.defines in names or _declared(hit)]
+    if not names:
+        found = [hit for hit in found if _declared(hit)]
 
     def kind(hit: Hit) -> tuple[bool, bool, bool]:
         written = _written_as(hit)
@@ -89,10 +90,12 @@ def _declared(hit: Hit) -> bool:
     if bare(hit.symbol).lower() == hit.defines:
         return True
     found = defining_line(hit.defines).search(hit.code)
-    before = hit.code[: found.start()] if found else ""
-    if found is None or (before.count('"""') + before.count("'''")) % 2:  # in a docstring
+    if found is None:
         return False
-    line = hit.code[hit.code.rfind("\n", 0, found.start()) + 1 :].split("\n", 1)[0].expandtabs(4)
+    before = hit.code[: found.start()]
+    if (before.count('"""') + before.count("'''")) % 2:  # inside a docstring
+        return False
+    line = hit.code[before.rfind("\n") + 1 :].split("\n", 1)[0].expandtabs(4)
     code = line.lstrip()
     indent = len(line) - len(code)
     return indent == 0 or (indent <= MEMBER_INDENT and _VARIABLE.match(code) is None)
