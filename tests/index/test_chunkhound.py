@@ -18,6 +18,7 @@ import pytest
 from conftest import REPO, SAMPLE, ranked
 
 import onetool_code
+from onetool_code.names import COMMENT_STARTS
 from onetool_code.project.source import file_text
 
 if TYPE_CHECKING:
@@ -139,11 +140,19 @@ def test_unchanged_sources_answer_at_chunkhounds_ranges_without_notes_or_made_up
             shown = {n for n in range(start, end + 1) if text.lines[n - 1].strip()}
             ranges = [(i["start_line"], i["end_line"]) for i in items if i["file_path"] == hit.file_path]
             if hit.defines:  # shown as the definition it holds, from its own first lines (issue 18)
-                heads = {(a, b): " ".join(text.lines[a - 1 : a + 4]).lower() for a, b in ranges}
+                heads = {(a, b): _head(text.lines, a) for a, b in ranges}
                 assert any(a <= end and start <= b and hit.defines in heads[a, b] for a, b in ranges), (hit, ranges)
                 continue
             # A hit beside a definition shown whole may be shown in two places: none of its lines is lost.
             assert shown <= {n for a, b in ranges for n in range(a, b + 1)}, (hit, ranges)
+
+
+def _head(lines: Sequence[str], start: int) -> str:
+    """The first lines of a result that starts at ``start``, past its doc comment: where its definition starts."""
+    first = start - 1
+    while first < len(lines) and (not lines[first].strip() or lines[first].lstrip().startswith(COMMENT_STARTS)):
+        first += 1
+    return " ".join(lines[first : first + 5]).lower()
 
 
 @pytest.fixture
