@@ -73,7 +73,8 @@ def ranked(reader: index.Reader, request: Request, semantic: Semantic | None, pr
     # A chunk whose stored vector has no cosine (zeros or NaN) is ranked first by ChunkHound's order: meaning
     # says nothing of it, so it is left to the other lists.
     meanings = [[h for h in m if math.isfinite(h.score)] for m in pending()] if pending else [[] for _ in words]
-    lists, project = [], file_roles.project_words(project_root.name)
+    project = file_roles.project_words(project_root.name)
+    lists = []
     for m, w, query, found in zip(meanings, words, request.queries, named, strict=True):
         kept = {hit.key for hit in found.hits}
         m, w = _per_file(m, deep, kept), _per_file(w, deep, kept)
