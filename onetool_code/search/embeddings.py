@@ -79,13 +79,20 @@ def _import(name: str) -> None:
 
 
 def embed(
-    texts: Sequence[str], settings: Settings, *, batch_size: int | None = None, budget: transport.Budget | None = None
+    texts: Sequence[str],
+    settings: Settings,
+    *,
+    batch_size: int | None = None,
+    budget: transport.Budget | None = None,
+    input_type: str | None = None,
 ) -> np.ndarray:
     """Vectors for ``texts`` as a float32 matrix, one row per text, in order.
 
     One request for everything unless ``batch_size`` is given (the indexer's bulk loads, each batch with a
-    timeout of its own). ``budget``: the search's time on the network, shared with its reranking. Vectors holding
-    NaN or Infinity, or only zeros, are an ``EmbeddingError``: none is ranked by nor written to an index.
+    timeout of its own). ``budget``: the search's time on the network, shared with its reranking. ``input_type``:
+    what the texts are to an asymmetric model (``query``), sent as the request's ``input_type``; None sends what
+    ChunkHound sends (nothing to OpenAI, ``document`` to VoyageAI). Vectors holding NaN or Infinity, or only
+    zeros, are an ``EmbeddingError``: none is ranked by nor written to an index.
     """
     if settings.unusable is not None:
         raise EmbeddingError(settings.unusable)
@@ -107,7 +114,7 @@ def embed(
     for start in range(0, len(texts), step):
         batch = list(texts[start : start + step])
         limit = budget or transport.Budget(settings.timeout)
-        rows.extend(request(batch, settings, str(key or _PLACEHOLDER_KEY), key_source, limit.deadline()))
+        rows.extend(request(batch, settings, str(key or _PLACEHOLDER_KEY), key_source, limit.deadline(), input_type))
     vectors = np.vstack(rows) if rows else np.zeros((0, 0), dtype=np.float32)
     if vectors.size and not (np.isfinite(vectors).all() and np.abs(vectors).max(axis=1).all()):
         # The cosine of a vector holding NaN, or of zeros, is NaN, which DuckDB sorts first: every chunk would tie
@@ -139,7 +146,7 @@ BACKOFF_SECONDS = (0.5, 1.0)  # before the first and the second retry
 
 
 def _openai_request(
-    texts: list[str], settings: Settings, key: str, key_source: str, deadline: float
+    texts: list[str], settings: Settings, key: str, key_source: str, deadline: float, input_type: str | None
 ) -> list[np.ndarray]:
     import openai
 
@@ -153,7 +160,9 @@ def _openai_request(
         timeout = max(deadline - time.monotonic(), 0.001)
 
         def create(client: Any = client, timeout: float = timeout) -> Any:
-            extra = {"dimensions": dims} if dims is not None else {}
+            extra: dict[str, Any] = {"dimensions": dims} if dims is not None else {}
+            if input_type is not None:  # not a field of OpenAI's own API: servers of asymmetric models take it
+                extra["extra_body"] = {"input_type": input_type}
             with transport.bounded(answer_limit(len(texts))):
                 return client.embeddings.create(model=settings.model, input=texts, timeout=timeout, **extra)
 
@@ -268,7 +277,7 @@ def _message(body: object, fallback: object) -> str:
 
 
 def _voyage_request(
-    texts: list[str], settings: Settings, key: str, key_source: str, deadline: float
+    texts: list[str], settings: Settings, key: str, key_source: str, deadline: float, input_type: str | None
 ) -> list[np.ndarray]:
     import httpx
 
@@ -276,7 +285,7 @@ def _voyage_request(
     body: dict[str, Any] = {
         "input": texts,
         "model": settings.model,
-        "input_type": "document",
+        "input_type": input_type or "document",
         "truncation": True,
         "encoding_format": "base64",
     }

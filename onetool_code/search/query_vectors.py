@@ -39,7 +39,7 @@ class Shared:
         key, _ = config.api_key(settings) if settings.unusable is None else (None, "")
         model = (
             settings.provider, settings.model, settings.base_url, key, dims, settings.output_dims,
-            settings.client_side_truncation, settings.unusable, queries,
+            settings.client_side_truncation, settings.unusable, settings.query_input_type, queries,
         )  # fmt: skip
         if model not in self._embedded:
             try:
@@ -130,7 +130,7 @@ def with_checkout(
 
 
 def _embed(queries: tuple[str, ...], settings: Settings, dims: int, network: transport.Budget) -> np.ndarray:
-    vectors = embeddings.embed(queries, settings, budget=network)
+    vectors = embeddings.embed(queries, settings, budget=network, input_type=settings.query_input_type)
     if vectors.shape[1] != dims:
         raise EmbeddingError(
             f"{settings.provider}/{settings.model} returned {vectors.shape[1]}-dimensional vectors, but the "

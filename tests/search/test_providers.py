@@ -15,11 +15,11 @@ import conftest
 import numpy as np
 import pytest
 from conftest import SAMPLE, Project, build_index
-from openai_server import features
+from openai_server import features, vector_for
 
 import onetool_code
 from onetool_code import settings
-from onetool_code.errors import EmbeddingError, MissingKeyError
+from onetool_code.errors import EmbeddingError, MissingKeyError, OneToolCodeError
 from onetool_code.search import embeddings
 
 QUERY = "retry with exponential backoff"
@@ -130,6 +130,72 @@ def test_voyage_failures_are_named_and_hybrid_falls_back_to_words(voyage_project
         embeddings.embed([QUERY], broken)
     answer = search(voyage_project.root, base_url=server.url(route))
     assert answer["results"] and answer["notice"].startswith("answered by words only (lexical)")
+
+
+# -- Queries typed for an asymmetric model -----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def e5_project(server, tmp_path_factory) -> Project:
+    """The sample indexed through an asymmetric model's server: our indexer, like ChunkHound, sends no
+    ``input_type``, so every chunk is embedded as a passage."""
+    root = tmp_path_factory.mktemp("e5") / "project"
+    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".chunkhound"))
+    configure(root, base_url=server.url("e5"))
+    return Project(root, build_index(root, None), server.url("e5"))
+
+
+def _scores_by(db: Path, query_vector: np.ndarray) -> dict[tuple[str, int, int], float]:
+    """Each chunk's cosine with ``query_vector``, from the vectors the index stores."""
+    import duckdb
+
+    with duckdb.connect(str(db), read_only=True) as con:
+        rows = con.execute(
+            "SELECT f.path, c.start_line, c.end_line, e.embedding FROM chunks c JOIN files f ON f.id = c.file_id "
+            "JOIN embeddings_1536 e ON e.chunk_id = c.id"
+        ).fetchall()
+    return {(path, start, end): float(np.dot(query_vector, np.asarray(vector))) for path, start, end, vector in rows}
+
+
+@pytest.mark.parametrize("typed", [None, "query"])
+def test_queries_are_embedded_as_the_user_types_them(e5_project, server, monkeypatch, typed):
+    if typed:
+        monkeypatch.setenv("ONETOOL_CODE_QUERY_INPUT_TYPE", typed)
+    before = len(server.requests)
+    answer = search(e5_project.root, mode="semantic", limit=5)
+    (sent,) = server.requests[before:]
+    assert sent.body.get("input_type") == typed  # unset: nothing, as ChunkHound sends a query
+    expected = _scores_by(e5_project.db, vector_for(("query: " if typed else "passage: ") + QUERY))
+    other = _scores_by(e5_project.db, vector_for(("passage: " if typed else "query: ") + QUERY))
+    for hit in answer["results"]:  # a result may join neighbouring chunks: it scores as the best of them
+
+        def best(scores: dict[tuple[str, int, int], float], hit: dict = hit) -> float:
+            path, start, end = hit["file_path"], hit["start_line"], hit["end_line"]
+            return max(v for (p, s, e), v in scores.items() if p == path and start <= s and e <= end)
+
+        assert hit["score"] == pytest.approx(best(expected), abs=5e-4)  # shown to three places
+        assert abs(hit["score"] - best(other)) > 0.01
+
+
+def test_a_voyage_query_typed_as_a_query_goes_so(voyage_project, server, monkeypatch):
+    monkeypatch.setenv("ONETOOL_CODE_QUERY_INPUT_TYPE", "query")
+    before = len(server.requests)
+    search(voyage_project.root, mode="semantic")
+    (sent,) = server.requests[before:]
+    assert sent.body["input_type"] == "query"
+
+
+def test_only_the_user_types_queries(tmp_path, monkeypatch):
+    configure(tmp_path, query_input_type="query")  # a repository's files never choose how queries are sent
+    assert settings.resolve(path=str(tmp_path)).query_input_type is None
+    host = settings.OneToolHost(get_secret=lambda _: None, tool_config={"query_input_type": "search_query"})
+    monkeypatch.setenv("ONETOOL_CODE_QUERY_INPUT_TYPE", "query")
+    assert settings.resolve(path=str(tmp_path), host=host).query_input_type == "search_query"  # OneTool's first
+    assert settings.resolve(path=str(tmp_path)).query_input_type == "query"
+    for bad in ("query: ", "a b", "x" * 40):
+        monkeypatch.setenv("ONETOOL_CODE_QUERY_INPUT_TYPE", bad)
+        with pytest.raises(OneToolCodeError, match="ONETOOL_CODE_QUERY_INPUT_TYPE must be a word such as query"):
+            settings.resolve(path=str(tmp_path))
 
 
 # -- Rerankers ----------------------------------------------------------------------------------------------------
