@@ -115,7 +115,8 @@ def render_status(report: StatusReport, fmt: str) -> str | dict[str, Any]:
     found = "present" if report.model_present else "NOT in this index: semantic search will fail"
     lines.append(
         f"Configured model: {wanted} ({found}"
-        + (f"; named by {report.model_chosen_by})" if report.model_chosen_by else ")")
+        + (f"; named by {report.model_chosen_by}" if report.model_chosen_by else "")
+        + (f"; queries sent as input_type {report.query_input_type})" if report.query_input_type else ")")
     )
     lines.append(f"Reranker: {report.reranker}")
     if report.facts.languages:
@@ -195,6 +196,7 @@ def _status_data(report: StatusReport) -> dict[str, Any]:
             configured_model=f"{report.provider}/{report.model}",
             configured_model_present=report.model_present,
             configured_model_named_by=report.model_chosen_by,
+            query_input_type=report.query_input_type,
             reranker=report.reranker,
             languages={lang: {"files": files, "chunks": chunks} for lang, files, chunks in report.facts.languages},
             notes=list(report.facts.notes),

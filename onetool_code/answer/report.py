@@ -25,6 +25,7 @@ class StatusReport:
     reranker: str = "none"  # how hybrid searches are reranked (``settings.Reranker.describe``)
     model_present: bool = False
     model_chosen_by: str | None = None  # the index named the model (its record, or its largest set), not the user
+    query_input_type: str | None = None  # the user's type for the queries (``query_input_type``); None: ChunkHound's
     published: published.Fetched | None = None  # the store version this machine fetched, for a published index
     store_notice: str | None = None  # why that version may not be the newest (its store unreachable)
     checkout: index.CheckoutFacts | None = None  # how the checkout differs from the index (None: no checkout read)
@@ -40,6 +41,7 @@ def gather(settings: Settings) -> StatusReport:
         db_path=settings.db_path,
         provider=settings.provider,
         reranker=settings.reranker.describe() if settings.reranker else "none",
+        query_input_type=settings.query_input_type,
         facts=facts,
         published=published.fetched(settings.db_path, cache_root()),
         store_notice=published.notice(settings.db_path),

@@ -177,6 +177,15 @@ def test_queries_are_embedded_as_the_user_types_them(e5_project, server, monkeyp
         assert abs(hit["score"] - best(other)) > 0.01
 
 
+def test_status_says_how_queries_are_typed(e5_project, monkeypatch):
+    assert onetool_code.status(path=str(e5_project.root), format="json")["query_input_type"] is None
+    monkeypatch.setenv("ONETOOL_CODE_QUERY_INPUT_TYPE", "query")
+    assert onetool_code.status(path=str(e5_project.root), format="json")["query_input_type"] == "query"
+    text = onetool_code.status(path=str(e5_project.root))
+    assert "Configured model: openai/text-embedding-3-small (present; named by the index's record" in text
+    assert "chunks.db.embedding.json; queries sent as input_type query)\n" in text
+
+
 def test_a_voyage_query_typed_as_a_query_goes_so(voyage_project, server, monkeypatch):
     monkeypatch.setenv("ONETOOL_CODE_QUERY_INPUT_TYPE", "query")
     before = len(server.requests)
