@@ -208,9 +208,14 @@ def main(argv: list[str] | None = None) -> int:
     queries = {r.name: semble.load_queries(data, r.name) for r in repos}
     words = semble.setup(cache, data, repos, queries, want_semble=False)["indexes"]
     # The cap is on this run's embedding: repositories embedded before are read from the cache.
-    total = sum(words[r.name]["chunks"] for r in repos if cached(cache, r, args.passages) is None)
-    if total > MAX_CHUNKS:
-        print(f"Error: {total:,} chunks to embed, more than {MAX_CHUNKS:,}: choose smaller --repos", file=sys.stderr)
+    pending = {r.name: int(words[r.name]["chunks"]) for r in repos if cached(cache, r, args.passages) is None}
+    if sum(pending.values()) > MAX_CHUNKS:
+        each = ", ".join(f"{name} {chunks:,}" for name, chunks in pending.items())
+        print(
+            f"Error: {sum(pending.values()):,} chunks to embed ({each}), more than {MAX_CHUNKS:,} in one run: "
+            "embed them in runs of fewer --repos first (each is cached), then run these together",
+            file=sys.stderr,
+        )
         return 2
     indexes = {r.name: index_with_vectors(cache, r, args.passages) for r in repos}
 
