@@ -212,8 +212,9 @@ def main(argv: list[str] | None = None) -> int:
     if sum(pending.values()) > MAX_CHUNKS:
         each = ", ".join(f"{name} {chunks:,}" for name, chunks in pending.items())
         print(
-            f"Error: {sum(pending.values()):,} chunks to embed ({each}), more than {MAX_CHUNKS:,} in one run: "
-            "embed them in runs of fewer --repos first (each is cached), then run these together",
+            f"Error: {sum(pending.values()):,} chunks to embed ({each}), more than {MAX_CHUNKS:,} in one run: embed "
+            f"fewer --repos at a time (each is cached), then run these together; a repository of more than "
+            f"{MAX_CHUNKS:,} chunks is not embedded here",
             file=sys.stderr,
         )
         return 2
