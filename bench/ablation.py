@@ -4,14 +4,15 @@ Why: a signal of the ranking is kept only if the benches say it earns its place,
 well as on what it was built for. Each row sets the constants of one signal to the value that turns it off (a
 factor of 1, a weight of 0) in this process, then runs, as an agent calls the library:
 
-- the public semble benchmark's development split, words only (``bench/semble.py``: 7 repositories in 7
-  languages, 129 queries, NDCG@10 over files as semble scores; our side only, semble's own figure is that
+- the public semble benchmark's development split, words only (``bench/semble.py``: 14 repositories in 7
+  languages, 268 queries, NDCG@10 over files as semble scores; our side only, semble's own figure is that
   bench's);
 - the relevance bench on three small packages with real multilingual-e5-small vectors (``bench/relevance.py``);
-- the scale bench on Django 5.1.4 (``bench/relevance.py --corpus django``: the test server's dense vectors).
+- the scale bench on Django 5.1.4 (``bench/relevance.py --corpus django``: the test server's dense vectors);
+- the same corpus asked questions written before any search ran on them (``bench/scale_queries_unseen.json``).
 
 Every row reads the indexes into a fresh snapshot cache of its own (some signals live in the lexical index), so a
-row costs the snapshots of the three corpora (about two minutes a row on 2 cores; Django's is the long part).
+row costs the snapshots of the three corpora (under a minute a row on 2 cores; Django's is the long part).
 Set the benches up first: ``bench/semble.py --setup-only``, ``bench/relevance_setup.py``,
 ``bench/django_corpus.py``.
 
@@ -112,6 +113,10 @@ ROWS: dict[str, tuple[str, dict[tuple[Any, str], Any]]] = {
         "a file's evidence (name, hits, focus) weighed by its kind, as its hits are",
         {(ranking, "_file_evidence"): _evidence_as_code},
     ),
+    "phrases": (
+        "five of the query's words in a row in the chunk (a pasted error message, a signature)",
+        {(ranking, "PHRASE"): 0.0},
+    ),
 }
 
 
@@ -160,25 +165,25 @@ def semble_split() -> dict[str, Any]:
     }
 
 
-def relevance_bench(django: bool) -> dict[str, Any]:
+def relevance_bench(*options: str) -> dict[str, Any]:
     """The hybrid summary of ``bench/relevance.py`` (its own output, Markdown, is not needed here)."""
     with tempfile.NamedTemporaryFile(suffix=".json") as details, contextlib.redirect_stdout(io.StringIO()):
-        argv = ["--modes", "hybrid", "--details", details.name, *(["--corpus", "django"] if django else [])]
-        relevance.main(argv)
+        relevance.main(["--modes", "hybrid", "--details", details.name, *options])
         return json.loads(Path(details.name).read_text())["modes"]["hybrid"]["summary"]
 
 
 BENCHES: dict[str, Callable[[], dict[str, Any]]] = {
     "semble": semble_split,
-    "small": lambda: relevance_bench(False),
-    "django": lambda: relevance_bench(True),
+    "small": relevance_bench,
+    "django": lambda: relevance_bench("--corpus", "django"),
+    "unseen": lambda: relevance_bench("--corpus", "django", "--queries", str(relevance.UNSEEN_QUERIES)),
 }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", default=",".join(ROWS), help=f"comma-separated, of: {', '.join(ROWS)}")
-    parser.add_argument("--skip", default="", help="benches to leave out: semble, small, django")
+    parser.add_argument("--skip", default="", help="benches to leave out: semble, small, django, unseen")
     parser.add_argument("--json-out", type=Path, help="write every row's numbers here")
     args = parser.parse_args(argv)
     rows = [r.strip() for r in args.rows.split(",") if r.strip()]
@@ -199,7 +204,7 @@ def markdown(results: dict[str, dict[str, Any]], benches: list[str]) -> str:
     head = ["row", "signal turned off"]
     if "semble" in benches:
         head += ["semble NDCG@10", "semantic", "architecture", "symbol", "lowest repository"]
-    for name in ("small", "django"):
+    for name in ("small", "django", "unseen"):
         if name in benches:
             head += [f"{name} R@1", f"{name} MRR@10", f"{name} Def@10"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * 2 + "---:|" * (len(head) - 2)]
@@ -213,7 +218,7 @@ def markdown(results: dict[str, dict[str, Any]], benches: list[str]) -> str:
             cells += [f"{s['ndcg']:.3f}{delta}"]
             cells += [f"{s['categories'][c]:.3f}" for c in ("semantic", "architecture", "symbol")]
             cells += [f"{lowest[0]} {lowest[1]:.3f}"]
-        for name in ("small", "django"):
+        for name in ("small", "django", "unseen"):
             if name in numbers:
                 r = numbers[name]
                 cells += [f"{r['r1'] * 100:.0f}%", f"{r['mrr10']:.2f}", f"{r['def10'] * 100:.0f}%"]

@@ -44,6 +44,12 @@ every line of the corpus's source matching ``def NAME``, ``class NAME`` or ``fun
 
     .venv-test/bin/python bench/django_corpus.py              # once: ~20 minutes
     .venv-test/bin/python bench/relevance.py --corpus django --per-query
+
+``bench/scale_queries.json`` has steered the ranking since issue 18. ``bench/scale_queries_unseen.json`` asks the
+same corpus 32 questions of the same kinds written before any search ran on them (issue 35's ninth pass); its
+first figures are what the ranking of the time made of questions nobody had tuned for::
+
+    .venv-test/bin/python bench/relevance.py --corpus django --queries bench/scale_queries_unseen.json
 """
 
 from __future__ import annotations
@@ -70,6 +76,7 @@ from onetool_code.errors import BadInputError, OneToolCodeError
 BENCH = Path(__file__).resolve().parent
 DEFAULT_QUERIES = BENCH / "relevance_queries.json"
 SCALE_QUERIES = BENCH / "scale_queries.json"
+UNSEEN_QUERIES = BENCH / "scale_queries_unseen.json"  # Django questions written before any search ran on them
 GREP = "grep"  # the pseudo-mode of the grep floor
 RERANKED = "hybrid+rerank"  # hybrid reranked by the stand-in reranker (--rerank-stand-in)
 _SOURCE_SUFFIXES = (".py", ".js", ".ts", ".tsx", ".jsx", ".go", ".rs", ".java")

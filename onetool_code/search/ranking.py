@@ -28,7 +28,7 @@ from onetool_code.names import (
     written,
 )
 from onetool_code.schema import Filters
-from onetool_code.search import file_roles
+from onetool_code.search import file_roles, phrases
 
 RRF_K = 60
 
@@ -58,6 +58,8 @@ EXPORTED = 3.0  # the chunk re-exports a name the query spells out (``pub use``,
 LEGACY = 0.35  # a legacy copy (``deprecated/``, ``_compat/``, ``v3/`` beside ``v4/``), unless the query names it: as
 # documentation (0.7 left zod's ``v3/ZodError.ts`` first for ``ZodError``; 0.35: the semble split +0.002, no query lower)
 FILE_NAMED = 1.5  # the file's name is a name the query spells out
+PHRASE = 2.0  # the chunk holds the query's words in a row: times 1 + this times the share of its runs (``phrases``;
+# 1 to 5 rank Django's pasted messages alike, 10 costs the semble split)
 # What is known of a file as a whole, added to its best hit as a share of the best score of all:
 PATH_WORDS = 1.0  # ... times the share of the query's words that name the file or its folder
 COHERENT_FILE = 0.2  # ... times the sum of the file's hits' scores over the highest such sum
@@ -236,9 +238,11 @@ class _Wants:
         spelled: dict[str, str] | None = None,
         prose: bool = False,
         query_words: Sequence[str] = (),
+        runs: phrases.Runs = phrases.NO_RUNS,
     ) -> None:
         self.tests, self.docs, self.names, self.qualifiers = tests, docs, names, qualifiers
         self.data, self.keywords, self.spelled, self.prose = data, keywords, spelled or {}, prose
+        self.runs = runs
         self.joined = _joined(query_words) if query_words else frozenset()
         self.stems = frozenset(stem(w) for w in keywords)
         self.words = frozenset(query_words)
@@ -267,6 +271,7 @@ class _Wants:
             spelled=spellings(query),
             query_words=[w.lower() for w in re.findall(r"[A-Za-z0-9]+", query)],
             prose=any(w not in named and w not in STOPWORDS for w in (w.lower() for w in identifiers(query))),
+            runs=phrases.Runs.of(query),
         )
 
 
@@ -354,7 +359,7 @@ def prior(hit: Hit, wants: _Wants) -> float:
     stem = _stem(path)
     if stem and (stem in {n.replace("_", "") for n in wants.names | wants.qualifiers} or stem in wants.joined):
         factor *= FILE_NAMED
-    return factor
+    return factor * (1.0 + PHRASE * wants.runs.share_held(hit.code))
 
 
 @functools.lru_cache(maxsize=8192)

@@ -19,7 +19,7 @@ from onetool_code.hits import Hit
 from onetool_code.index import lexical
 from onetool_code.index.store import STORE
 from onetool_code.schema import Filters
-from onetool_code.search import lookup, ranking
+from onetool_code.search import lookup, phrases, ranking
 
 
 def make_project(root: Path, files: dict[str, str], base_url: str | None) -> Path:
@@ -476,3 +476,46 @@ def test_a_process_forked_after_a_search_searches_as_its_parent(tmp_path, server
     os.close(read)
     assert answer, "the forked child's search never answered"
     assert [tuple(hit) for hit in json.loads(answer)] == expected
+
+
+SETTINGS = {
+    "conf/__init__.py": "class LazySettings:\n"
+    "    def _setup(self, name=None):\n"
+    "        module = os.environ.get(ENVIRONMENT_VARIABLE)\n"
+    "        if not module:\n"
+    "            raise ImproperlyConfigured(\n"
+    '                "Requested %s, but settings are not configured. "\n'
+    '                "You must either define the environment variable %s "\n'
+    '                "or call settings.configure() before accessing settings." % (name, ENVIRONMENT_VARIABLE)\n'
+    "            )\n"
+    "        self._wrapped = Settings(module)\n",
+    "conf/loader.py": "\n\n".join(
+        f"def load_settings_{n}(environment, variable):\n"
+        f'    """Settings from the environment variable: the module defines the settings, configured once."""\n'
+        f"    settings = read_settings_module(environment[variable])\n"
+        f"    return configure_settings(settings, {n})\n"
+        for n in range(4)
+    ),
+}
+
+
+def test_a_pasted_error_message_finds_the_code_that_raises_it(tmp_path, monkeypatch):
+    """Five words in the query's order, across a string the code wraps and a placeholder, are the raising line;
+    the words alone are said more often by a loader that never raises it."""
+    root = words_only(tmp_path, SETTINGS)
+    message = (
+        "Requested setting DEBUG, but settings are not configured. "
+        "You must either define the environment variable DJANGO_SETTINGS_MODULE"
+    )
+    assert files_of(root, message)[0] == "conf/__init__.py"
+    monkeypatch.setattr(ranking, "PHRASE", 0.0)
+    assert files_of(root, message)[0] == "conf/loader.py"
+
+
+def test_the_runs_of_a_query_are_five_words_in_a_row_as_the_code_writes_them():
+    runs = phrases.Runs.of("The number of GET/POST parameters exceeded DATA_UPLOAD_MAX_NUMBER_FIELDS")
+    assert ("get", "post", "parameters", "exceeded", "data") in runs.runs
+    wrapped = '"The number of GET/POST parameters exceeded "\n    "settings.DATA_UPLOAD_MAX_NUMBER_FIELDS."'
+    assert runs.share_held(wrapped) == pytest.approx(4 / len(runs.runs))  # "settings." breaks the run there
+    assert runs.share_held("the number of parameters exceeded") == 0.0  # the words, not in a row
+    assert phrases.Runs.of("JSON object with fields").runs == frozenset()  # four words: no run
