@@ -27,7 +27,7 @@ class Runs:
 
     @classmethod
     def of(cls, query: str) -> Runs:
-        """None for a query shorter than ``RUN`` words."""
+        """No runs for a query shorter than ``RUN`` words."""
         words = _WORD.findall(query.lower())
         runs = frozenset(tuple(words[i : i + RUN]) for i in range(len(words) - RUN + 1))
         return cls(runs, frozenset(word for run in runs for word in run))
