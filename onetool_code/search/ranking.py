@@ -126,11 +126,17 @@ def hybrid(
     score is the fused value scaled so that a hit first in every list given, with no prior against it, scores
     1.0 (an empty list, as when hybrid falls back to words alone, does not count), times its prior, plus its
     file's evidence; a file's many hits then yield to other files (``_spread``). Ties fall back to path, start line
-    and chunk id, so the order is deterministic.
+    and chunk id, so the order is deterministic. A query that only names things fuses no semantic list, unless the
+    other lists are empty.
     """
     fused: dict[tuple[str, int, int], float] = {}
     best: dict[tuple[str, int, int], Hit] = {}
     wants = _Wants.of(query, filters, project)
+    if wants.names and not wants.prose and (lexical or definitions):
+        # A query that only names things (``IntoResponse``, ``quantize``) is answered where they are defined. The
+        # vectors of a name say what its words mean, and rank its mentions among its definition's neighbours;
+        # they answer only when no word of the code is the name.
+        semantic = ()
     lexical = sorted(lexical, key=lambda h: -h.score * _kind(h, wants))
     # The definitions first: a hit found in several lists is kept as found there, marked with what it defines.
     named = (QUALIFIED_DEFINITIONS_WEIGHT if wants.qualifiers else DEFINITIONS_WEIGHT) * (

@@ -107,11 +107,11 @@ def hit(path: str, start: int, chunk_id: int, chunk_type: str = "function") -> H
 def test_fusion_is_deterministic_and_ties_fall_back_to_path_then_line():
     a, b, c = hit("b.py", 1, 1), hit("a.py", 9, 2), hit("c.py", 3, 3)
     # a and b each rank first in one list; c is second in both and so scores higher than either.
-    fused = ranking.hybrid([a, c], [b, c], "query", Filters())
+    fused = ranking.hybrid([a, c], [b, c], "a search query", Filters())
     assert [h.chunk_id for h in fused] == [3, 2, 1]  # c; then the tie of a and b, by path
     assert fused[1].score == fused[2].score
-    assert ranking.hybrid([a, c], [b, c], "query", Filters()) == fused
-    assert [h.chunk_id for h in ranking.hybrid([c, a], [c, b], "query", Filters())] == [3, 2, 1]
+    assert ranking.hybrid([a, c], [b, c], "a search query", Filters()) == fused
+    assert [h.chunk_id for h in ranking.hybrid([c, a], [c, b], "a search query", Filters())] == [3, 2, 1]
     # Each file's one hit also gains the file's coherence (its share of all scores, the most for c).
     fused_c = 2 * (ranking.HYBRID_K + 1) / (ranking.HYBRID_K + 2) / 2
     assert fused[0].score == pytest.approx(fused_c * (1 + ranking.COHERENT_FILE))
@@ -519,3 +519,23 @@ def test_the_runs_of_a_query_are_five_words_in_a_row_as_the_code_writes_them():
     assert runs.share_held(wrapped) == pytest.approx(4 / len(runs.runs))  # "settings." breaks the run there
     assert runs.share_held("the number of parameters exceeded") == 0.0  # the words, not in a row
     assert phrases.Runs.of("JSON object with fields").runs == frozenset()  # four words: no run
+
+
+def test_a_query_that_only_names_things_fuses_no_vectors():
+    """A name's vector says what its words mean, not where it is defined: fused in, the vectors would put one
+    mention above another. A question that names it keeps them."""
+    code = "pub trait IntoResponse {\n    fn into_response(self) -> Response;\n}"
+    definition = Hit(1, "src/response.rs", "rust", "trait", "IntoResponse", code, 1, 3, 2.0)
+    used, mentioned = hit("src/handler.rs", 1, 2), hit("src/extension.rs", 1, 3)
+    lexical, semantic = [definition, used, mentioned], [mentioned]
+
+    def order(query: str, vectors: list[Hit]) -> list[int]:
+        return [h.chunk_id for h in ranking.hybrid(vectors, lexical, query, Filters(), [definition])]
+
+    assert order("IntoResponse", semantic) == order("IntoResponse", []) == [1, 2, 3]
+    assert order("into_response", semantic) == order("into_response", [])
+    question = "how a returned value is turned into a reply by IntoResponse"
+    assert order(question, []) == [1, 2, 3]
+    assert order(question, semantic) == [1, 3, 2]  # the vectors count here
+    # When no word of the code is the name, the vectors are all there is.
+    assert [h.chunk_id for h in ranking.hybrid(semantic, [], "IntoResponse", Filters())] == [3]
