@@ -11,7 +11,7 @@ Run from the repository root (about 15 minutes the first time on 2 cores; prints
 
 The vectors are the test server's, not a real model's: rankings that depend on meaning are judged accordingly.
 ``--vectors code`` builds a second copy whose chunks a model of code embedded (nomic-embed-code's static token
-vectors, ``bench/code_vectors.py``: 768 dims, about 20 minutes once), for ``relevance.py --vectors code``.
+vectors, ``bench/code_vectors.py``: 768 dims, about 3 minutes once), for ``relevance.py --vectors code``.
 """
 
 from __future__ import annotations

@@ -55,7 +55,7 @@ first figures are what the ranking of the time made of questions nobody had tune
 token vectors, ``bench/code_vectors.py``), the queries embedded by the same model: meaning from a real model at
 this scale::
 
-    .venv-test/bin/python bench/django_corpus.py --vectors code   # once: ~20 minutes
+    .venv-test/bin/python bench/django_corpus.py --vectors code   # once: ~3 minutes
     .venv-test/bin/python bench/relevance.py --corpus django --vectors code
 """
 
