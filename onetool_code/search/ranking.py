@@ -135,7 +135,7 @@ def hybrid(
     if wants.names and not wants.prose and (lexical or definitions):
         # A query that only names things (``IntoResponse``, ``quantize``) is answered where they are defined. The
         # vectors of a name say what its words mean, and rank its mentions among its definition's neighbours;
-        # they answer only when no word of the code is the name.
+        # they answer only when neither the words nor the definitions found anything.
         semantic = ()
     lexical = sorted(lexical, key=lambda h: -h.score * _kind(h, wants))
     # The definitions first: a hit found in several lists is kept as found there, marked with what it defines.
