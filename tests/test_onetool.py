@@ -101,7 +101,7 @@ def test_help_shows_our_docstrings(agent):
 
 def test_without_a_key_the_agent_is_told_what_to_do(onetool_env, sample_index, tmp_path):
     with onetool_env.serve(tmp_path, tools_dir=[PACK_FILE], env={"OT_CWD": str(sample_index.root)}) as client:
-        default = client.run('code.search(query="retry")').body
+        default = client.run('code.search(query="retry with backoff")').body
         semantic = client.run('code.search(query="retry", mode="semantic")').body
     assert default.splitlines()[1] == (
         "Note: answered by words only (lexical): no API key for the embeddings (OPENAI_API_KEY)"

@@ -46,8 +46,8 @@ def test_the_key_never_reaches_logs_or_output(spans, sample_index, monkeypatch, 
     key = "sk-test-very-secret-0123456789"
     monkeypatch.setenv("OPENAI_API_KEY", key)
     answers = [
-        onetool_code.search(query="retry", path=str(sample_index.root), base_url=server.base_url),
-        onetool_code.search(query="retry", path=str(sample_index.root), base_url=server.url("fail401")),
+        onetool_code.search(query="retry with backoff", path=str(sample_index.root), base_url=server.base_url),
+        onetool_code.search(query="retry with backoff", path=str(sample_index.root), base_url=server.url("fail401")),
         onetool_code.status(path=str(sample_index.root)),
     ]
     assert "rejected the API key (401)" in answers[1]

@@ -5,6 +5,8 @@
   why in a notice (``query_vectors``).
 - ``semantic``: ChunkHound's own order, exactly; ``lexical``: words and identifiers, no key; ``regex``:
   ChunkHound's regex search.
+- A hybrid search of names only (``IntoResponse``, ``Template.render``) asks for no vectors unless the words and the
+  definitions found nothing: its answer does not wait for the embeddings API, and says nothing of it.
 
 A search answers from a snapshot of the index and never opens the file ChunkHound writes; with snapshots off it
 reads the file briefly, never across the embeddings request (``index``).
@@ -43,9 +45,11 @@ def run(settings: Settings, request: Request, shared: query_vectors.Shared | Non
     ``settings.timeout``: no server can hold a search longer. ``shared``: the query vectors a workspace's
     other repositories have asked for (one embeddings request per model)."""
     network = transport.Budget(settings.timeout)
-    query_vectors.warm_up(settings, request)
+    names = request.mode == "hybrid" and all(ranking.names_only(query) for query in request.queries)
+    if not names:
+        query_vectors.warm_up(settings, request)
     check_words(request)
-    return index.open(settings).search(lambda view: _search(settings, request, view, network, shared))
+    return index.open(settings).search(lambda view: _search(settings, request, view, network, shared, names))
 
 
 def _search(
@@ -54,22 +58,38 @@ def _search(
     view: index.View,
     network: transport.Budget,
     shared: query_vectors.Shared | None,
+    names: bool,
 ) -> Ranked:
     view.check_languages(request.filters)
-    semantic, notice = query_vectors.embedded(settings, request, view, network, shared)
+    lists, notice = _ranked(settings, request, view, network, shared, embed=not names)
+    if names and not all(lists):
+        lists, notice = _ranked(settings, request, view, network, shared, embed=True)
+    lists, reranked = reranking.reranked(settings, request, lists, network)
+    return _finish(request, lists, _joined(view.notice, notice, reranked))
+
+
+def _ranked(
+    settings: Settings,
+    request: Request,
+    view: index.View,
+    network: transport.Budget,
+    shared: query_vectors.Shared | None,
+    embed: bool,
+) -> tuple[list[list[Hit]], str | None]:
+    """One ranked list per query, with the queries' vectors when ``embed``; for hybrid, a notice when it answers
+    by words only."""
+    semantic, notice = query_vectors.embedded(settings, request, view, network, shared) if embed else (None, None)
     if semantic is not None:
         view, unembedded = query_vectors.with_checkout(settings, view, semantic, network)
         notice = _joined(notice, unembedded)
     with view.reader() as reader:
         try:
-            lists = retrieval.ranked(reader, request, semantic, settings.project_root)
+            return retrieval.ranked(reader, request, semantic, settings.project_root), notice
         except index.RowsUnreachable:
             if request.mode != "hybrid":
                 raise
             lists = retrieval.ranked(reader, request, None, settings.project_root)
-            notice = _joined(notice, f"answered by words only (lexical): {index.RowsUnreachable.SHORT}")
-    lists, reranked = reranking.reranked(settings, request, lists, network)
-    return _finish(request, lists, _joined(view.notice, notice, reranked))
+            return lists, _joined(notice, f"answered by words only (lexical): {index.RowsUnreachable.SHORT}")
 
 
 def _finish(request: Request, lists: Sequence[Sequence[Hit]], notice: str | None) -> Ranked:

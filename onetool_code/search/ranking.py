@@ -127,15 +127,12 @@ def hybrid(
     1.0 (an empty list, as when hybrid falls back to words alone, does not count), times its prior, plus its
     file's evidence; a file's many hits then yield to other files (``_spread``). Ties fall back to path, start line
     and chunk id, so the order is deterministic. A query that only names things fuses no semantic list, unless the
-    other lists are empty.
+    other lists are empty (``names_only``).
     """
     fused: dict[tuple[str, int, int], float] = {}
     best: dict[tuple[str, int, int], Hit] = {}
     wants = _Wants.of(query, filters, project)
-    if wants.names and not wants.prose and (lexical or definitions):
-        # A query that only names things (``IntoResponse``, ``quantize``) is answered where they are defined. The
-        # vectors of a name say what its words mean, and rank its mentions among its definition's neighbours;
-        # they answer only when neither the words nor the definitions found anything.
+    if wants.names_only and (lexical or definitions):
         semantic = ()
     lexical = sorted(lexical, key=lambda h: -h.score * _kind(h, wants))
     # The definitions first: a hit found in several lists is kept as found there, marked with what it defines.
@@ -161,6 +158,14 @@ def hybrid(
     order = sorted(scored, key=lambda key: (-scored[key], key[0], key[1], best[key].chunk_id))
     decayed = _spread([(key[0], scored[key]) for key in order])[:depth]
     return [replace(best[order[position]], score=score) for score, position in decayed]
+
+
+def names_only(query: str) -> bool:
+    """The query only names things (``IntoResponse``, ``Template.render``, ``quantize``): it is answered where they
+    are defined. The vectors of a name say what its words mean, and rank its mentions among its definition's
+    neighbours; they answer only when neither the words nor the definitions found anything (``hybrid``), so a
+    search asks for them only then (``engine``)."""
+    return _Wants.of(query, Filters()).names_only
 
 
 def _ranks(hits: Sequence[Hit], *, shared: bool) -> list[tuple[int, Hit]]:
@@ -253,7 +258,8 @@ class _Wants:
         self.stems = frozenset(stem(w) for w in keywords)
         self.words = frozenset(query_words)
         # The query is one name written as code (``Router``, ``basic_format_args``), not a word ("quantize").
-        self.code_name = bool(names) and not prose and all(re.search("[A-Z_]", self.spelled.get(n, n)) for n in names)
+        self.names_only = bool(names) and not prose
+        self.code_name = self.names_only and all(re.search("[A-Z_]", self.spelled.get(n, n)) for n in names)
         # A name among other words and with no qualifier may be incidental ("toString builder for ...");
         # ``QuerySet.bulk_create`` in a sentence is not, nor a name only the sentence's words spell together
         # ("JSON object": ``JsonObject``, found by ``lookup``), which no word of it was written as by chance.

@@ -251,16 +251,26 @@ def test_each_repository_was_indexed_by_chunkhound_with_its_own_model(five):
 
 @pytest.mark.parametrize(("query", "first"), FIRST.items())
 def test_the_library_answers_from_the_repository_whose_definition_the_query_names(five, server, query, first):
-    """One embeddings request per model (three for five repositories), the right repository first, every hit
-    labelled with one of the five."""
+    """The right repository first, every hit labelled with one of the five. A name is answered by the words
+    where they find it: only the other repositories, where they find nothing, ask for vectors, one request per
+    model."""
     before = len(server.embedding_requests())
     answer = api.search(query=query, path=five.paths, format="json", limit=20)
     asked = sorted(r.body["model"] for r in server.embedding_requests()[before:])
-    assert asked == sorted({model for _, model, _ in MODELS.values()})
+    assert asked == sorted({model for label, (_, model, _) in MODELS.items() if label != first.split(":")[0]})
     assert _first(answer) == first and answer["results"][0]["name"].endswith(query)
     assert "notice" not in answer
     assert {r["repository"] for r in answer["results"]} <= set(MODELS)
     assert len({r["repository"] for r in answer["results"]}) >= 3  # the others answered too, each hit labelled
+
+
+def test_a_question_over_the_five_asks_each_model_once(five, server):
+    """One embeddings request per model: three for five repositories."""
+    before = len(server.embedding_requests())
+    answer = api.search(query="hold stock for an order", path=five.paths, format="json")
+    asked = sorted(r.body["model"] for r in server.embedding_requests()[before:])
+    assert asked == sorted({model for _, model, _ in MODELS.values()})
+    assert "notice" not in answer and answer["results"]
 
 
 @pytest.mark.parametrize("fmt", ["text", "json", "compact"])

@@ -108,7 +108,7 @@ def test_a_new_function_is_found_by_a_description_of_it(project, server):
 def test_without_the_provider_the_checkout_ranks_by_words_and_says_so(project):
     (project.root / "src/bookshelf/shelving.py").write_text("def weigh_parcels(parcels):\n    return len(parcels)\n")
     refused = "http://127.0.0.1:9/v1"
-    found = ranked(project.root, refused, "weigh_parcels", mode="hybrid")
+    found = ranked(project.root, refused, "weigh parcels", mode="hybrid")
     assert found.hits[0].file_path == "src/bookshelf/shelving.py"
     assert "words" in found.notice
 
@@ -146,10 +146,10 @@ def test_a_provider_that_stalls_on_the_checkout_holds_one_search_only(project, s
     overlay_vectors._failed.clear()
     server.slow_seconds = 20.0
     try:
-        first = ranked(project.root, server.url("slowbatch"), "weigh_parcels", mode="hybrid")
+        first = ranked(project.root, server.url("slowbatch"), "weigh parcels", mode="hybrid")
         before = len(server.requests)
         started = time.perf_counter()
-        second = ranked(project.root, server.url("slowbatch"), "weigh_parcels", mode="hybrid")
+        second = ranked(project.root, server.url("slowbatch"), "weigh parcels", mode="hybrid")
         elapsed = time.perf_counter() - started
     finally:
         server.slow_seconds = 3.0

@@ -274,7 +274,7 @@ def test_a_snapshot_superseded_during_a_search_is_searched_again_in_the_new_one(
         return real(texts, settings, **options)
 
     monkeypatch.setattr(embeddings, "embed", embed_while_another_process_publishes)
-    answer = search(project, query="LOAD_CONFIG_NOW load_config", content="always")
+    answer = search(project, query="where load_config sets LOAD_CONFIG_NOW", content="always")
     assert "LOAD_CONFIG_NOW" in json.dumps(answer) and "notice" not in answer
     assert len(calls) == 2 and folders() != first and not first[0].exists()
     assert any("superseded during the search" in record.getMessage() for record in spans)

@@ -216,16 +216,31 @@ def test_missing_key_message(sample_index):
 
 def test_hybrid_without_a_key_answers_by_words_and_says_why(sample_index, server):
     before = len(server.requests)
-    answer = onetool_code.search(query="load_config", path=str(sample_index.root), limit=2)
+    answer = onetool_code.search(query="load the config", path=str(sample_index.root), limit=2)
     assert answer.splitlines()[:2] == [
-        "Found 2 results for: load_config",
+        "Found 2 results for: load the config",
         "Note: answered by words only (lexical): no API key for the embeddings (OPENAI_API_KEY)",
     ]
+    assert answer.splitlines()[2].startswith("1. src/bookshelf/config.py:136-141 function load_config (")
+    assert len(server.requests) == before
+
+
+def test_a_name_the_words_find_is_answered_without_the_embeddings_api(sample_index, server):
+    """No key needed, no notice, no request: the vectors of a name would not be fused (``ranking.names_only``).
+    A name the words cannot find is still looked for by meaning."""
+    before = len(server.requests)
+    answer = onetool_code.search(query="load_config", path=str(sample_index.root), limit=2)  # no key
+    assert answer.splitlines()[0] == "Found 2 results for: load_config"
     first = re.fullmatch(
-        r"1\. src/bookshelf/config\.py:136-141 function load_config \((\d+\.\d\d)\)", answer.splitlines()[2]
+        r"1\. src/bookshelf/config\.py:136-141 function load_config \((\d+\.\d\d)\)", answer.splitlines()[1]
     )
     assert first and float(first.group(1)) >= ranking.NAMED  # first, and named
+    batch = onetool_code.search_batch(queries="load_config|SessionStore", path=str(sample_index.root), format="json")
+    assert batch["count"] and "notice" not in batch
     assert len(server.requests) == before
+    unknown = search(sample_index, query="qxzv_unwritten", format="json")
+    (request,) = server.embedding_requests()[before:]
+    assert request.body["input"] == ["qxzv_unwritten"] and unknown["results"] and "notice" not in unknown
 
 
 def test_json_errors_are_objects(sample_index):

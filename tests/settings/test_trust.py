@@ -99,7 +99,10 @@ def test_key_free_work_ignores_an_unrelated_secrets_file(project, content, spans
     (project.root / "secrets.yaml").write_bytes(content.encode("latin-1"))
     lexical = onetool_code.search(query="retry backoff", path=str(project.root), mode="lexical")
     assert lexical.startswith("Found ")
+    named = onetool_code.search(query="load_config", path=str(project.root))  # hybrid: a name the words find
+    assert named.startswith("Found ") and "answered by words" not in named
     assert onetool_code.status(path=str(project.root)).startswith("Project: ")
+    assert not [n for r in spans for n in json.loads(r.getMessage()).get("notes", ()) if "secrets.yaml" in n]
     from onetool_code.indexer import build_index
 
     summary = build_index(settings.resolve(path=str(project.root), db="fresh.db"), embeddings=False, progress=False)
