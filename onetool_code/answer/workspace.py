@@ -18,7 +18,7 @@ from onetool_code.answer import report, shaping
 from onetool_code.errors import OneToolCodeError
 from onetool_code.names import match_tokens
 from onetool_code.request import Request
-from onetool_code.search import Shared, rank
+from onetool_code.search import Shared, names_first, rank
 
 
 @dataclass(frozen=True)
@@ -37,28 +37,12 @@ def search(found: Sequence[settings.Member], request: Request) -> Found:
     shared = Shared()
     end = request.offset + request.limit
     each = replace(request, offset=0, limit=end, content="never", expand=None)
-    asked = shaping.asked(each)
-    lists: list[list[shaping.Result]] = []
-    notes: dict[str, list[str]] = {}  # a notice -> the repositories it is about
-    failed: list[tuple[str, OneToolCodeError]] = []
-    more = False
-    for member in found:
-        if member.settings is None:
-            assert member.problem is not None
-            failed.append((member.label, member.problem))
-            continue
-        try:
-            ranked = rank(member.settings, asked, shared)
-        except OneToolCodeError as exc:
-            failed.append((member.label, exc))
-            continue
-        results, following = shaping.fill(ranked.hits, each, member.settings.project_root, ranked.next_offset)
-        for result in results:
-            result.repository = member.label
-        lists.append(results)
-        more = more or following is not None
-        if ranked.notice:
-            notes.setdefault(ranked.notice, []).append(member.label)
+    # Names are looked for by words in every repository first: the vectors of the others, where they are not
+    # defined, would only fill the answer with what their words mean (``search.names_first``).
+    names = names_first(each)
+    lists, notes, failed, more = _each(found, each, shared, unfound_by_meaning=False)
+    if names and lists and not any(lists):
+        lists, notes, failed, more = _each(found, each, shared, unfound_by_meaning=True)
     if not lists:
         raise settings.all_failed(failed)
     tokens = list(dict.fromkeys(t for query in request.queries for t in match_tokens(query)))
@@ -77,6 +61,36 @@ def search(found: Sequence[settings.Member], request: Request) -> Found:
     # Said once for the repositories it is about: seven indexes without vectors are one line, not seven.
     said = "; ".join(f"{', '.join(named)}: {notice}" for notice, named in notes.items())
     return Found(page, next_offset, said or None)
+
+
+def _each(
+    found: Sequence[settings.Member], each: Request, shared: Shared, unfound_by_meaning: bool
+) -> tuple[list[list[shaping.Result]], dict[str, list[str]], list[tuple[str, OneToolCodeError]], bool]:
+    """Each repository's results, labelled; the notices, by the repositories they are about; the repositories
+    that failed; whether any has more results past those."""
+    asked = shaping.asked(each)
+    lists: list[list[shaping.Result]] = []
+    notes: dict[str, list[str]] = {}
+    failed: list[tuple[str, OneToolCodeError]] = []
+    more = False
+    for member in found:
+        if member.settings is None:
+            assert member.problem is not None
+            failed.append((member.label, member.problem))
+            continue
+        try:
+            ranked = rank(member.settings, asked, shared, unfound_by_meaning)
+        except OneToolCodeError as exc:
+            failed.append((member.label, exc))
+            continue
+        results, following = shaping.fill(ranked.hits, each, member.settings.project_root, ranked.next_offset)
+        for result in results:
+            result.repository = member.label
+        lists.append(results)
+        more = more or following is not None
+        if ranked.notice:
+            notes.setdefault(ranked.notice, []).append(member.label)
+    return lists, notes, failed, more
 
 
 def fuse(

@@ -11,11 +11,11 @@ The map, in the order a search meets it:
 - ``usages``: the tool ``usages``, the lines that use a name.
 """
 
-from onetool_code.search.engine import Ranked
+from onetool_code.search.engine import Ranked, names_first
 from onetool_code.search.engine import run as rank
 from onetool_code.search.query_vectors import Shared
 from onetool_code.search.related import indexed_path
 from onetool_code.search.related import run as rank_like
 from onetool_code.search.usages import find as find_uses
 
-__all__ = ["Ranked", "Shared", "find_uses", "indexed_path", "rank", "rank_like"]
+__all__ = ["Ranked", "Shared", "find_uses", "indexed_path", "names_first", "rank", "rank_like"]

@@ -6,7 +6,8 @@
 - ``semantic``: ChunkHound's own order, exactly; ``lexical``: words and identifiers, no key; ``regex``:
   ChunkHound's regex search.
 - A hybrid search of names only (``IntoResponse``, ``Template.render``) asks for no vectors unless the words and the
-  definitions found nothing: its answer does not wait for the embeddings API, and says nothing of it.
+  definitions found nothing (``names_first``): its answer does not wait for the embeddings API, and says nothing
+  of it.
 
 A search answers from a snapshot of the index and never opens the file ChunkHound writes; with snapshots off it
 reads the file briefly, never across the embeddings request (``index``).
@@ -40,16 +41,27 @@ class Ranked:
     above: list[Hit] = field(default_factory=list)
 
 
-def run(settings: Settings, request: Request, shared: query_vectors.Shared | None = None) -> Ranked:
+def run(
+    settings: Settings, request: Request, shared: query_vectors.Shared | None = None, unfound_by_meaning: bool = True
+) -> Ranked:
     """The ranked hits of one call. Its requests to servers (embeddings, then reranking) share one
     ``settings.timeout``: no server can hold a search longer. ``shared``: the query vectors a workspace's
-    other repositories have asked for (one embeddings request per model)."""
+    other repositories have asked for (one embeddings request per model). ``unfound_by_meaning``: whether a
+    search of names that the words and the definitions do not find asks for the vectors (a workspace asks them
+    only when no repository found the names)."""
     network = transport.Budget(settings.timeout)
-    names = request.mode == "hybrid" and all(ranking.names_only(query) for query in request.queries)
+    names = names_first(request)
     if not names:
         query_vectors.warm_up(settings, request)
     check_words(request)
-    return index.open(settings).search(lambda view: _search(settings, request, view, network, shared, names))
+    unfound = names and unfound_by_meaning
+    return index.open(settings).search(lambda view: _search(settings, request, view, network, shared, names, unfound))
+
+
+def names_first(request: Request) -> bool:
+    """A hybrid search whose every query only names things (``ranking.names_only``): their vectors would not be
+    fused, unless the words and the definitions found nothing."""
+    return request.mode == "hybrid" and all(ranking.names_only(query) for query in request.queries)
 
 
 def _search(
@@ -59,10 +71,13 @@ def _search(
     network: transport.Budget,
     shared: query_vectors.Shared | None,
     names: bool,
+    unfound: bool,
 ) -> Ranked:
+    """``names``: a search of names only, ranked first without vectors; ``unfound``: then with them if the words
+    and the definitions found nothing, for every query of a batch."""
     view.check_languages(request.filters)
     lists, notice = _ranked(settings, request, view, network, shared, embed=not names)
-    if names and not all(lists):
+    if unfound and not any(lists):
         lists, notice = _ranked(settings, request, view, network, shared, embed=True)
     lists, reranked = reranking.reranked(settings, request, lists, network)
     return _finish(request, lists, _joined(view.notice, notice, reranked))

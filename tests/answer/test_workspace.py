@@ -299,7 +299,7 @@ def test_the_cli_reads_a_workspace_file(repos, tmp_path, capsys):
     listed = repos.roots[0].parent / "workspace.json"
     listed.write_text(json.dumps(["billing", "gateway"]))
     base = ["--base-url", repos.base_url, "--format", "json"]
-    assert cli.main(["search", "renderCart", "--workspace", str(named), "--path", "@shop", *base]) == 0
+    assert cli.main(["search", "render the cart", "--workspace", str(named), "--path", "@shop", *base]) == 0
     shop = json.loads(capsys.readouterr().out)
     assert {r["repository"] for r in shop["results"]} == {"billing", "storefront"}
     assert cli.main(["status", "--workspace", str(listed), *base]) == 0
@@ -320,7 +320,6 @@ def test_a_real_chunkhound_index_held_by_a_writer_is_one_member(chunkhound, chun
         held = api.search(query="retry", path=paths, base_url=repos.base_url, format="json", limit=20)
         off = api.search(query="charge_invoice", path=paths, base_url=repos.base_url, cache=False)
     assert "notice" not in held
-    assert {r["repository"] for r in held["results"]} >= {"project", "billing"}
     assert held["results"][0]["repository"] == "project"
     assert off.split("\n")[1].startswith("Note: project: not searched: ")
     assert "billing:billing/invoices.py\n1. :4-7 function charge_invoice" in off

@@ -227,7 +227,7 @@ def test_hybrid_without_a_key_answers_by_words_and_says_why(sample_index, server
 
 def test_a_name_the_words_find_is_answered_without_the_embeddings_api(sample_index, server):
     """No key needed, no notice, no request: the vectors of a name would not be fused (``ranking.names_only``).
-    A name the words cannot find is still looked for by meaning."""
+    A name the words cannot find is still looked for by meaning, unless the words found another of its batch."""
     before = len(server.requests)
     answer = onetool_code.search(query="load_config", path=str(sample_index.root), limit=2)  # no key
     assert answer.splitlines()[0] == "Found 2 results for: load_config"
@@ -235,11 +235,12 @@ def test_a_name_the_words_find_is_answered_without_the_embeddings_api(sample_ind
         r"1\. src/bookshelf/config\.py:136-141 function load_config \((\d+\.\d\d)\)", answer.splitlines()[1]
     )
     assert first and float(first.group(1)) >= ranking.NAMED  # first, and named
-    batch = onetool_code.search_batch(queries="load_config|SessionStore", path=str(sample_index.root), format="json")
-    assert batch["count"] and "notice" not in batch
+    for names in ("load_config|SessionStore", "load_config|qxzv_unwritten"):  # the second: found for one of two
+        batch = onetool_code.search_batch(queries=names, path=str(sample_index.root), format="json")
+        assert batch["count"] and "notice" not in batch
     assert len(server.requests) == before
     unknown = search(sample_index, query="qxzv_unwritten", format="json")
-    (request,) = server.embedding_requests()[before:]
+    (request,) = server.requests[before:]
     assert request.body["input"] == ["qxzv_unwritten"] and unknown["results"] and "notice" not in unknown
 
 
