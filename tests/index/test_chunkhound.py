@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, TextIO
 
 import pytest
 from conftest import REPO, SAMPLE, ranked
+from tooling import processes
 
 import onetool_code
 from onetool_code.names import COMMENT_STARTS
@@ -411,7 +412,9 @@ async def chunkhound_mcp(
         raise
     finally:
         holders.update(probe.writer(db) for db in dbs)
-        _stop({pid for pid in holders if pid is not None} | _daemons_of(roots))
+        # A daemon stuck in its re-indexing (seen once in a full run of the suite on a loaded machine) ignores
+        # SIGTERM and outlived the run: it gets SIGKILL after 10 s.
+        processes.stop({pid for pid in holders if pid is not None} | _daemons_of(roots))
         deadline = time.monotonic() + 30
         while any(probe.writer(db) is not None for db in dbs) and time.monotonic() < deadline:
             time.sleep(0.2)
@@ -429,26 +432,6 @@ def _daemons_of(roots: Sequence[Path]) -> set[int]:
             if "_daemon" in args and at < len(args) and args[at] in wanted:
                 found.add(int(cmdline.parent.name))
     return found
-
-
-def _stop(pids: set[int]) -> None:
-    """SIGTERM, then SIGKILL for those still there after 10 s: a daemon stuck in its re-indexing (seen once in a
-    full run of the suite on a loaded machine) ignores SIGTERM and outlived the run."""
-    for pid in pids:
-        subprocess.run(["kill", str(pid)], check=False, capture_output=True)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and any(_alive(pid) for pid in pids):
-        time.sleep(0.2)
-    for pid in pids:
-        if _alive(pid):
-            subprocess.run(["kill", "-9", str(pid)], check=False, capture_output=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/status").read_text().split("State:")[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
 
 
 def test_beside_chunkhounds_own_server_new_code_is_found_within_seconds_of_it(chunkhound, server, tmp_path):

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from test_snapshot_answers import generate
+from tooling import processes
 
 import onetool_code
 from onetool_code.errors import IndexUnreadableError
@@ -139,9 +140,9 @@ def test_a_child_whose_parent_dies_stops_without_writing(generated, cache):
         parent.kill()
         parent.wait()
     deadline = time.monotonic() + 20
-    while _alive(child) and time.monotonic() < deadline:
+    while processes.alive(child) and time.monotonic() < deadline:
         time.sleep(0.05)
-    alive = _alive(child)
+    alive = processes.alive(child)
     if alive:
         os.kill(child, signal.SIGKILL)
     assert not alive
@@ -160,11 +161,3 @@ def _child_of(pid: int, deadline: float) -> int:
                 return int(stat.parent.name)
         time.sleep(0.01)
     raise AssertionError("the first read started no child")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
