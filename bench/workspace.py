@@ -1,4 +1,4 @@
-"""A workspace of the semble dev split's 7 repositories: does a query of repository X, searched over all 7, still
+"""A workspace of the semble dev split's 14 repositories: does a query of repository X, searched over all 14, still
 find X's gold files first? And which fusion of the repositories' rankings keeps it so?
 
 Why: a workspace search fuses the rankings of several indexes (``onetool_code/answer/workspace.py``, ``fuse``). BM25 and
@@ -7,7 +7,7 @@ the public semble benchmark's development split (the repositories and the real C
 ``bench/semble.py`` sets up, no vectors: hybrid answers by words with its priors), every query three ways:
 
 - **alone**: ``search(query=q, path=X)``, as ``bench/semble.py`` scores it (the number to keep);
-- **workspace, by score and words**: ``search(query=q, path=[all 7])`` as the product answers it: each
+- **workspace, by score and words**: ``search(query=q, path=[all 14])`` as the product answers it: each
   repository's list fused by its hits' fused hybrid score times what the query's words say of the repository
   (``fuse``, ``_about``);
 - **workspace, by score**: the same by the fused score alone;
@@ -104,10 +104,10 @@ def run(roots: dict[str, Path], queries: dict[str, list[semble.Query]]) -> dict[
 
 
 def _forced(
-    product: Callable[..., Any], scored: bool, words: bool, lists: Sequence[Any], *, tokens: Sequence[str], **_: Any
+    product: Callable[..., Any], scored: bool, by_words: bool, lists: Sequence[Any], *, stems: Sequence[str], **_: Any
 ) -> Any:
     """``workspace.fuse`` with the fusion this run measures, whatever the mode asked for."""
-    return product(lists, by_score=scored, tokens=tokens if words else ())
+    return product(lists, by_score=scored, stems=stems if by_words else ())
 
 
 def markdown(summary: dict[str, Any], names: Sequence[str]) -> str:

@@ -141,6 +141,46 @@ def test_the_repository_whose_definition_the_query_names_comes_first(repos, quer
     assert best["name"] == query
 
 
+LEDGER = {
+    "ledger/amounts.py": '''from decimal import Decimal
+
+
+def parse_amount(line: str) -> Decimal:
+    """Parse the decimal amount at the end of a ledger line."""
+    return Decimal(line.rsplit(" ", 1)[-1])
+''',
+}
+# Each of these holds one or two of the question's words as written, none all of them.
+SITE = {
+    "src/query.ts": "// Parsing of the page's query string.\nexport function readQuery(url: string): string {\n"
+    "  return url.split('?')[1] ?? '';\n}\n",
+    "src/price.ts": "// Decimal places shown for a price.\nexport function priceText(cents: number): string {\n"
+    "  return (cents / 100).toFixed(2);\n}\n",
+    "src/report.ts": "// Amounts of the ledger page, summed.\nexport function reportTotal(rows: number[]): number {\n"
+    "  return rows.reduce((a, b) => a + b, 0);\n}\n",
+    "src/wrap.ts": "// Lines of a paragraph, wrapped at a width.\nexport function wrapText(text: string): string[] {\n"
+    "  return text.split('\\n');\n}\n",
+}
+
+
+def test_a_question_goes_to_the_repository_one_of_whose_results_says_it(server, tmp_path):
+    """The repository whose one function says the question (by stems: "parsing" is ``parse``, "lines" ``line``)
+    comes first, not the one whose results together hold every word as written, one or two each."""
+    roots = (_project(tmp_path, "ledger", LEDGER), _project(tmp_path, "site", SITE))
+    for root in roots:
+        build_index(root, server.base_url)
+    answer = _search(Workspace(roots, server.base_url), "parsing decimal amounts from ledger lines", format="json")
+    first = answer["results"][0]
+    assert (first["repository"], first["file_path"]) == ("ledger", "ledger/amounts.py")
+    alone = {
+        r["file_path"]
+        for r in api.search(
+            query="parsing decimal amounts", path=str(roots[1]), format="json", base_url=server.base_url
+        )["results"]
+    }
+    assert {"src/query.ts", "src/price.ts", "src/report.ts"} <= alone  # the site answers with its words alone
+
+
 def test_every_hit_names_its_repository(repos):
     answer = _search(repos, "function that returns a value", format="json", limit=20)
     assert answer["count"] > 3
