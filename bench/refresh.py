@@ -5,8 +5,8 @@ read whole, as main did) and after (read as a delta), in place and from a privat
 For each size: N Python files of a private copy of the project get a new function each, the real
 ``chunkhound index`` re-indexes them, and then, each search a fresh process of our command line (hybrid, the
 query embedded by the same dense test vectors through a local server). Each search asks a question about the new
-function (``question``): a query that only names it is answered without the embeddings request, and so without
-the ``openai`` import that every other search pays for:
+function (``question``), since a query that only names it is answered without the embeddings request and the
+``openai`` import that other searches pay for. Measured:
 
 - first: the first search after the change (the refresh included), then second: the one after it;
 - warm first: the same first search again, its delta snapshot removed, once the first has put what a search

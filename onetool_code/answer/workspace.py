@@ -159,7 +159,7 @@ def _said(result: shaping.Result) -> frozenset[str]:
     return frozenset(token for word in set(words(text)) for token in _word_stems(word))
 
 
-@functools.lru_cache(maxsize=65536)
+@functools.lru_cache(maxsize=16384)
 def _word_stems(word: str) -> tuple[str, ...]:
     """A word's stems, once a process: code says the same words in result after result."""
     return tuple(word_tokens(word))
