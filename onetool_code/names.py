@@ -347,6 +347,17 @@ def tokens(text: str) -> list[str]:
     return [token for word in _WORD.findall(text) for token in word_tokens(word)]
 
 
+def stems_in(text: str) -> frozenset[str]:
+    """The distinct tokens of ``text`` (``tokens``' set), each distinct word split and stemmed once a process: code
+    says the same words in result after result."""
+    return frozenset(token for word in set(_WORD.findall(text)) for token in _word_stems(word))
+
+
+@functools.lru_cache(maxsize=16384)
+def _word_stems(word: str) -> tuple[str, ...]:
+    return tuple(word_tokens(word))
+
+
 def query_tokens(query: str) -> list[str]:
     """The query's distinct tokens, in order."""
     return list(dict.fromkeys(tokens(query)))

@@ -30,7 +30,7 @@ from onetool_code.names import (
     match_tokens,
     query_tokens,
     stem,
-    tokens,
+    stems_in,
 )
 from onetool_code.project.definitions import Definition, definitions, outline
 from onetool_code.project.source import SourceFiles, Unread
@@ -223,7 +223,7 @@ def _matched_best(result: Result, stems: Sequence[str]) -> Inner | None:
     wanted = set(stems)
 
     def score(inner: Inner) -> tuple[bool, float, int]:
-        held = set(tokens("\n".join(result.lines[inner.first : inner.last + 1])))
+        held = stems_in("\n".join(result.lines[inner.first : inner.last + 1]))
         parts = _name_stems(inner.name)
         words = sum(STOPWORD_WEIGHT if t in stop else 1.0 for t in wanted & held)
         named = sum(1 for p in parts if p in wanted) / len(parts)

@@ -9,7 +9,6 @@ repository by a label: its folder name, made unique when two are equal.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -17,7 +16,7 @@ from dataclasses import dataclass, replace
 from onetool_code import settings
 from onetool_code.answer import report, shaping
 from onetool_code.errors import OneToolCodeError
-from onetool_code.names import query_tokens, word_tokens, words
+from onetool_code.names import query_tokens, stems_in
 from onetool_code.request import Request
 from onetool_code.search import Shared, names_first, rank
 
@@ -155,14 +154,7 @@ def _about(lists: Sequence[Sequence[shaping.Result]], stems: Sequence[str]) -> l
 
 def _said(result: shaping.Result) -> frozenset[str]:
     """The stems a result's path and lines hold, split as the lexical index splits them."""
-    text = result.file_path + "\n" + "\n".join(result.lines)
-    return frozenset(token for word in set(words(text)) for token in _word_stems(word))
-
-
-@functools.lru_cache(maxsize=16384)
-def _word_stems(word: str) -> tuple[str, ...]:
-    """A word's stems, once a process: code says the same words in result after result."""
-    return tuple(word_tokens(word))
+    return stems_in(result.file_path + "\n" + "\n".join(result.lines))
 
 
 def status(found: Sequence[settings.Member]) -> list[tuple[str, report.StatusReport | str]]:
