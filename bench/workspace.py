@@ -104,10 +104,17 @@ def run(roots: dict[str, Path], queries: dict[str, list[semble.Query]]) -> dict[
 
 
 def _forced(
-    product: Callable[..., Any], scored: bool, by_words: bool, lists: Sequence[Any], *, stems: Sequence[str], **_: Any
+    product: Callable[..., Any],
+    scored: bool,
+    by_words: bool,
+    lists: Sequence[Any],
+    *,
+    stems: Sequence[str],
+    shares: Sequence[dict[str, float]],
+    **_: Any,
 ) -> Any:
     """``workspace.fuse`` with the fusion this run measures, whatever the mode asked for."""
-    return product(lists, by_score=scored, stems=stems if by_words else ())
+    return product(lists, by_score=scored, stems=stems if by_words else (), shares=shares if by_words else ())
 
 
 def markdown(summary: dict[str, Any], names: Sequence[str]) -> str:

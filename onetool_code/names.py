@@ -358,9 +358,9 @@ def _word_stems(word: str) -> tuple[str, ...]:
     return tuple(word_tokens(word))
 
 
-def query_tokens(query: str) -> list[str]:
-    """The query's distinct tokens, in order."""
-    return list(dict.fromkeys(tokens(query)))
+def query_tokens(*queries: str) -> list[str]:
+    """The queries' distinct tokens, in order."""
+    return list(dict.fromkeys(token for query in queries for token in tokens(query)))
 
 
 def words(text: str) -> list[str]:

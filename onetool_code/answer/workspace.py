@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from onetool_code import settings
 from onetool_code.answer import report, shaping
@@ -40,13 +40,13 @@ def search(found: Sequence[settings.Member], request: Request) -> Found:
     # Names are looked for by words in every repository first: the vectors of the others, where they are not
     # defined, would only fill the answer with what their words mean (``search.names_first``).
     names = names_first(each)
-    lists, notes, failed, more = _each(found, each, shared, unfound_by_meaning=False)
-    if names and lists and not any(lists):
-        lists, notes, failed, more = _each(found, each, shared, unfound_by_meaning=True)
+    searched = _each(found, each, shared, unfound_by_meaning=False)
+    if names and searched.lists and not any(searched.lists):
+        searched = _each(found, each, shared, unfound_by_meaning=True)
+    lists, notes, failed = searched.lists, searched.notes, searched.failed
     if not lists:
         raise settings.all_failed(failed)
-    stems = list(dict.fromkeys(t for query in request.queries for t in query_tokens(query)))
-    fused = fuse(lists, by_score=request.mode == "hybrid", stems=stems)
+    fused = fuse(lists, by_score=request.mode == "hybrid", stems=query_tokens(*request.queries), shares=searched.shares)
     # Each result's rank is its place in the fused list, before the results of a file are put together: a page
     # cut short by the budget then names an offset that skips nothing (``search.Ranked``).
     for position, result in enumerate(fused):
@@ -55,7 +55,7 @@ def search(found: Sequence[settings.Member], request: Request) -> Found:
     shaping.describe(page, request)
     roots = {m.label: m.settings.project_root for m in found if m.settings is not None}
     shaping.include_content(page, request, roots)
-    next_offset = end if not request.batch and (more or len(fused) > end) else None
+    next_offset = end if not request.batch and (searched.more or len(fused) > end) else None
     for label, exc in failed:
         notes.setdefault(f"not searched: {_first_sentence(exc)}", []).append(label)
     # Said once for the repositories it is about: seven indexes without vectors are one line, not seven.
@@ -63,38 +63,49 @@ def search(found: Sequence[settings.Member], request: Request) -> Found:
     return Found(page, next_offset, said or None)
 
 
-def _each(
-    found: Sequence[settings.Member], each: Request, shared: Shared, unfound_by_meaning: bool
-) -> tuple[list[list[shaping.Result]], dict[str, list[str]], list[tuple[str, OneToolCodeError]], bool]:
-    """Each repository's results, labelled; the notices, by the repositories they are about; the repositories
-    that failed; whether any has more results past those."""
+@dataclass
+class _Searched:
+    """Each repository's results, labelled, and the share of its chunks that hold each of the query's words
+    (``search.Ranked``); the notices, by the repositories they are about; the repositories that failed; whether
+    any has more results past those."""
+
+    lists: list[list[shaping.Result]] = field(default_factory=list)
+    shares: list[dict[str, float]] = field(default_factory=list)
+    notes: dict[str, list[str]] = field(default_factory=dict)
+    failed: list[tuple[str, OneToolCodeError]] = field(default_factory=list)
+    more: bool = False
+
+
+def _each(found: Sequence[settings.Member], each: Request, shared: Shared, unfound_by_meaning: bool) -> _Searched:
     asked = shaping.asked(each)
-    lists: list[list[shaping.Result]] = []
-    notes: dict[str, list[str]] = {}
-    failed: list[tuple[str, OneToolCodeError]] = []
-    more = False
+    searched = _Searched()
     for member in found:
         if member.settings is None:
             assert member.problem is not None
-            failed.append((member.label, member.problem))
+            searched.failed.append((member.label, member.problem))
             continue
         try:
             ranked = rank(member.settings, asked, shared, unfound_by_meaning)
         except OneToolCodeError as exc:
-            failed.append((member.label, exc))
+            searched.failed.append((member.label, exc))
             continue
         results, following = shaping.fill(ranked.hits, each, member.settings.project_root, ranked.next_offset)
         for result in results:
             result.repository = member.label
-        lists.append(results)
-        more = more or following is not None
+        searched.lists.append(results)
+        searched.shares.append(ranked.shares)
+        searched.more = searched.more or following is not None
         if ranked.notice:
-            notes.setdefault(ranked.notice, []).append(member.label)
-    return lists, notes, failed, more
+            searched.notes.setdefault(ranked.notice, []).append(member.label)
+    return searched
 
 
 def fuse(
-    lists: Sequence[Sequence[shaping.Result]], *, by_score: bool, stems: Sequence[str] = ()
+    lists: Sequence[Sequence[shaping.Result]],
+    *,
+    by_score: bool,
+    stems: Sequence[str] = (),
+    shares: Sequence[dict[str, float]] = (),
 ) -> list[shaping.Result]:
     """One ranking from each repository's own, best first.
 
@@ -104,16 +115,16 @@ def fuse(
     unlike BM25 or cosine, it says how sure its own repository is, so a repository whose definition the query
     names outranks the others' best guesses. But every repository's best guess for a query in words scores
     about 1; what tells them apart is which of them say the query's words that the others lack ("ZodError",
-    "dependency injection"). Measured on the semble dev split's 14 repositories as one workspace
-    (``bench/workspace.py``, 268 queries, a query's own repository scored): NDCG@10 0.75 with the words, 0.62
-    by the score alone, 0.24 interleaving the lists by rank (reciprocal-rank fusion of lists that share no
-    hit), against 0.87 for each repository searched alone.
+    "dependency injection"), and how much of their code says them. Measured on the semble dev split's 14
+    repositories as one workspace (``bench/workspace.py``, 268 queries, a query's own repository scored):
+    NDCG@10 0.78 with the words, 0.62 by the score alone, 0.24 interleaving the lists by rank (reciprocal-rank
+    fusion of lists that share no hit), against 0.87 for each repository searched alone.
 
     The other modes' scores are raw (BM25, cosine of models that may differ, a regex's count) and not
     comparable across corpora: their lists are interleaved by rank, ties broken by the score as a share of its
     repository's best.
     """
-    about = _about(lists, stems)
+    about = _about(lists, stems, shares)
     keyed: list[tuple[tuple[float, float], int, int]] = []
     for n, results in enumerate(lists):
         best = (results[0].score if results else 0.0) or 1.0
@@ -130,15 +141,26 @@ ABOUT_FLOOR = 0.5
 ABOUT_DEPTH = 10  # the results of each repository that may say the query's words
 
 
-def _about(lists: Sequence[Sequence[shaping.Result]], stems: Sequence[str]) -> list[float]:
-    """How much of the query (its ``stems``) each repository's best single result says, 0..1: of its first
-    results, the one whose path and lines hold the most of the query's words, each word weighted by how few
-    repositories hold it in those results (log((R + 1) / (holding + 0.5))). A word every repository holds ("how",
-    "request") tells little; one a repository alone holds tells which one the query is about. One result, not
-    the ten together: ten of a repository's guesses gather the question's words from ten places, as any
-    repository's do, where one that says them all is about it (``StringUtils.java`` for "null-safe string
-    operations"). The path counts as the lexical index counts it (``stream/JsonWriter.java`` says "streaming
-    JSON writer")."""
+def _about(
+    lists: Sequence[Sequence[shaping.Result]], stems: Sequence[str], shares: Sequence[dict[str, float]]
+) -> list[float]:
+    """How much of the query (its ``stems``) each repository is about, 0..1: what its best single result says
+    of it, times the square root of how much the repository holds the query's words.
+
+    - Its best single result: of its first results, the one whose path and lines hold the most of the query's
+      words, each word weighted by how few repositories hold it in those results (log((R + 1) / (holding +
+      0.5))). A word every repository holds ("how", "request") tells little; one a repository alone holds
+      tells which one the query is about. One result, not the ten together: ten of a repository's guesses
+      gather the question's words from ten places, as any repository's do, where one that says them all is
+      about it (``StringUtils.java`` for "null-safe string operations"). The path counts as the lexical index
+      counts it (``stream/JsonWriter.java`` says "streaming JSON writer").
+    - How much it holds them (``shares``: of each repository, the share of its chunks that hold each word):
+      each word's share over the largest any repository has, weighted as above. Every web framework has a
+      result that says "request logging middleware"; the one whose code says "middleware" most is about it
+      (a repository's topics, as federated search picks collections: CORI's ``df``). The square root, because
+      it is the weaker evidence: 14 repositories as one workspace (``bench/workspace.py``), NDCG@10 0.748 ->
+      0.780 by the root, 0.775 by the share itself, 0.769 by its fourth root.
+    """
     asked = frozenset(stems)
     held = [[_said(r) & asked for r in results[:ABOUT_DEPTH]] for results in lists]
     weights = {
@@ -149,7 +171,10 @@ def _about(lists: Sequence[Sequence[shaping.Result]], stems: Sequence[str]) -> l
     total = sum(weights.values())
     if not total:
         return [0.0] * len(lists)
-    return [max((sum(weights[t] for t in one) for one in results), default=0.0) / total for results in held]
+    said = [max((sum(weights[t] for t in one) for one in results), default=0.0) / total for results in held]
+    most = {t: max(share.get(t, 0.0) for share in shares) for t in weights}
+    holds = [sum(w * share.get(t, 0.0) / most[t] for t, w in weights.items() if most[t]) / total for share in shares]
+    return [s * math.sqrt(h) for s, h in zip(said, holds, strict=True)]
 
 
 def _said(result: shaping.Result) -> frozenset[str]:

@@ -65,6 +65,17 @@ class Postings:
         return sum(a.nbytes + b.nbytes + len(t) + 80 for t, (a, b) in self.tokens.items()) + self.lengths.nbytes
 
 
+@dataclass(frozen=True)
+class _Held:
+    """The documents of the base and of the delta that hold one token (``LexicalIndex._held``)."""
+
+    base_docs: np.ndarray | None
+    base_values: np.ndarray | None
+    base_df: int
+    added: tuple[np.ndarray, np.ndarray] | None  # the delta's documents and term frequencies
+    df: int  # live documents
+
+
 @dataclass(frozen=True, eq=False)
 class LexicalIndex:
     """BM25 over one index's chunks: bm25s' score matrix over a snapshot's base (document ``i`` is chunk
@@ -123,36 +134,47 @@ class LexicalIndex:
 
     def scores(self, tokens: Sequence[str]) -> np.ndarray:
         """Every document's BM25 score (float32) for these distinct query tokens."""
-        count, average, _, dead = self._statistics
+        count, average, _, _ = self._statistics
         base = int(self.lengths.size)
         out = np.zeros(self.chunk_ids.size, dtype=np.float32)
-        vocabulary = self.retriever.vocab_dict if self.retriever is not None else {}
         for token in tokens:
-            column = vocabulary.get(token)
-            held = self.added.tokens.get(token) if self.added is not None else None
-            base_docs = base_values = None
-            base_df = 0
-            if column is not None:
-                assert self.retriever is not None
-                matrix = self.retriever.scores
-                low, high = int(matrix["indptr"][column]), int(matrix["indptr"][column + 1])
-                base_docs, base_values = matrix["indices"][low:high], matrix["data"][low:high]
-                base_df = high - low
-            live_df = base_df - (
-                int(np.count_nonzero(dead[base_docs])) if dead is not None and base_docs is not None else 0
-            )
-            df = live_df + (0 if held is None else int(held[0].size))
-            if df == 0:
+            found = self._held(token)
+            if found.df == 0:
                 continue
-            idf = _idf(df, count)
-            if base_docs is not None:
-                out[base_docs] += base_values * np.float32(idf / _idf(base_df, base))
-            if held is not None:
+            idf = _idf(found.df, count)
+            if found.base_docs is not None:
+                assert found.base_values is not None
+                out[found.base_docs] += found.base_values * np.float32(idf / _idf(found.base_df, base))
+            if found.added is not None:
                 assert self.added is not None
-                docs, tf = held
+                docs, tf = found.added
                 norm = K1 * (1 - B + B * self.added.lengths[docs] / average)
                 out[base + docs] += (idf * tf / (tf + norm)).astype(np.float32)
         return out
+
+    def shares(self, tokens: Sequence[str]) -> dict[str, float]:
+        """Each token's share of the live documents that hold it: how much of this index is about it."""
+        count = self._statistics[0]
+        return {token: self._held(token).df / count if count else 0.0 for token in tokens}
+
+    def _held(self, token: str) -> _Held:
+        """The documents that hold ``token``: the base's (with its precomputed term scores), the delta's, and
+        how many of them are live."""
+        _, _, _, dead = self._statistics
+        column = self.retriever.vocab_dict.get(token) if self.retriever is not None else None
+        added = self.added.tokens.get(token) if self.added is not None else None
+        base_docs = base_values = None
+        base_df = 0
+        if column is not None:
+            assert self.retriever is not None
+            matrix = self.retriever.scores
+            low, high = int(matrix["indptr"][column]), int(matrix["indptr"][column + 1])
+            base_docs, base_values = matrix["indices"][low:high], matrix["data"][low:high]
+            base_df = high - low
+        live_df = base_df - (
+            int(np.count_nonzero(dead[base_docs])) if dead is not None and base_docs is not None else 0
+        )
+        return _Held(base_docs, base_values, base_df, added, live_df + (0 if added is None else int(added[0].size)))
 
     def rank(self, token_lists: Sequence[Sequence[str]], filters: Filters, limit: int) -> list[list[tuple[int, float]]]:
         """The best ``limit`` (chunk id, BM25 score) per query, best first; ties by path, then chunk id."""

@@ -48,6 +48,10 @@ class Reader(Protocol):
 
     def lexical(self, queries: Sequence[str], filters: Filters, depth: int) -> list[list[Hit]]: ...
 
+    def shares(self, queries: Sequence[str]) -> dict[str, float]:
+        """Each of the queries' tokens (``names.query_tokens``) with the share of the index's chunks that hold it."""
+        ...
+
     def regex(self, patterns: Sequence[str], filters: Filters, depth: int) -> list[list[Hit]]: ...
 
     def defining(self, symbols: Sequence[str], filters: Filters, depth: int) -> list[Hit]: ...
@@ -79,6 +83,9 @@ class FromSnapshot:
     def lexical(self, queries: Sequence[str], filters: Filters, depth: int) -> list[list[Hit]]:
         ranked = self.snapshot.lexical_index.rank([names.query_tokens(q) for q in queries], filters, depth)
         return [self.snapshot.chunks.hits(page) for page in ranked]
+
+    def shares(self, queries: Sequence[str]) -> dict[str, float]:
+        return self.snapshot.lexical_index.shares(names.query_tokens(*queries))
 
     def regex(self, patterns: Sequence[str], filters: Filters, depth: int) -> list[list[Hit]]:
         return [self.snapshot.chunks.regex(pattern, filters, depth) for pattern in patterns]
@@ -118,16 +125,21 @@ class FromIndex:
         )
 
     def lexical(self, queries: Sequence[str], filters: Filters, depth: int) -> list[list[Hit]]:
+        ranked = self._words().rank([names.query_tokens(q) for q in queries], filters, depth)
+        found = database.chunks_by_id(self.con, sorted({chunk_id for page in ranked for chunk_id, _ in page}))
+        lists = [[database.hit_from_row(found[chunk_id], score) for chunk_id, score in page] for page in ranked]
+        return database.with_file_states(self.con, lists)
+
+    def shares(self, queries: Sequence[str]) -> dict[str, float]:
+        return self._words().shares(names.query_tokens(*queries))
+
+    def _words(self) -> lexical.LexicalIndex:
         """The lexical index lives in this process's memory only, one per state of the file."""
-        words = STORE.ensure(
+        return STORE.ensure(
             Key("lexical", str(self.db_path)),
             Signature.of(self.db_path),  # the connection's lock keeps writers out
             lambda: lexical.build(rows.build(database.file_rows(self.con), database.chunk_rows(self.con))),
         )
-        ranked = words.rank([names.query_tokens(q) for q in queries], filters, depth)
-        found = database.chunks_by_id(self.con, sorted({chunk_id for page in ranked for chunk_id, _ in page}))
-        lists = [[database.hit_from_row(found[chunk_id], score) for chunk_id, score in page] for page in ranked]
-        return database.with_file_states(self.con, lists)
 
     def regex(self, patterns: Sequence[str], filters: Filters, depth: int) -> list[list[Hit]]:
         """DuckDB's ``regexp_matches`` is RE2: linear in the text, so no pattern can hang a search."""

@@ -16,7 +16,7 @@ reads the file briefly, never across the embeddings request (``index``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from onetool_code import index
 from onetool_code.hits import Hit
@@ -33,12 +33,16 @@ class Ranked:
     budget can name the offset of the first hit it left out. ``notice`` says, in one line, when the answer
     is not what the mode promised (hybrid answering by words only, and why). ``above``: the hits of the pages
     before this one (``offset`` > 0), so that a hit whose lines one of them showed is not shown again.
+    ``shares``: of a hybrid search, each of the queries' words (``names.query_tokens``) with the share of the
+    index's chunks that hold it: how much the repository is about it, which a workspace weighs it by
+    (``workspace._about``).
     """
 
     hits: list[Hit]
     next_offset: int | None = None
     notice: str | None = None
     above: list[Hit] = field(default_factory=list)
+    shares: dict[str, float] = field(default_factory=dict)
 
 
 def run(
@@ -76,11 +80,11 @@ def _search(
     """``names``: a search of names only, ranked first without vectors; ``unfound``: then with them if the words
     and the definitions found nothing, for every query of a batch."""
     view.check_languages(request.filters)
-    lists, notice = _ranked(settings, request, view, network, shared, embed=not names)
+    lists, notice, shares = _ranked(settings, request, view, network, shared, embed=not names)
     if unfound and not any(lists):
-        lists, notice = _ranked(settings, request, view, network, shared, embed=True)
+        lists, notice, shares = _ranked(settings, request, view, network, shared, embed=True)
     lists, reranked = reranking.reranked(settings, request, lists, network)
-    return _finish(request, lists, _joined(view.notice, notice, reranked))
+    return replace(_finish(request, lists, _joined(view.notice, notice, reranked)), shares=shares)
 
 
 def _ranked(
@@ -90,21 +94,22 @@ def _ranked(
     network: transport.Budget,
     shared: query_vectors.Shared | None,
     embed: bool,
-) -> tuple[list[list[Hit]], str | None]:
+) -> tuple[list[list[Hit]], str | None, dict[str, float]]:
     """One ranked list per query, with the queries' vectors when ``embed``; for hybrid, a notice when it answers
-    by words only."""
+    by words only, and the share of the index's chunks that hold each of the queries' words (``Ranked``)."""
     semantic, notice = query_vectors.embedded(settings, request, view, network, shared) if embed else (None, None)
     if semantic is not None:
         view, unembedded = query_vectors.with_checkout(settings, view, semantic, network)
         notice = _joined(notice, unembedded)
     with view.reader() as reader:
+        shares = reader.shares(request.queries) if request.mode == "hybrid" else {}
         try:
-            return retrieval.ranked(reader, request, semantic, settings.project_root), notice
+            return retrieval.ranked(reader, request, semantic, settings.project_root), notice, shares
         except index.RowsUnreachable:
             if request.mode != "hybrid":
                 raise
             lists = retrieval.ranked(reader, request, None, settings.project_root)
-            return lists, _joined(notice, f"answered by words only (lexical): {index.RowsUnreachable.SHORT}")
+            return lists, _joined(notice, f"answered by words only (lexical): {index.RowsUnreachable.SHORT}"), shares
 
 
 def _finish(request: Request, lists: Sequence[Sequence[Hit]], notice: str | None) -> Ranked:

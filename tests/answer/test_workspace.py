@@ -181,6 +181,58 @@ def test_a_question_goes_to_the_repository_one_of_whose_results_says_it(server, 
     assert {"src/query.ts", "src/price.ts", "src/report.ts"} <= alone  # the site answers with its words alone
 
 
+# A library of schemas, whose code says "schema", "optional" and "nullable" throughout ...
+SCHEMAS = {
+    "lib/optional.ts": "import { Schema } from './schema';\n\n"
+    "// A schema that also lets undefined through.\nexport class OptionalSchema<T> extends Schema<T | undefined> {\n"
+    "  constructor(readonly inner: Schema<T>) { super(); }\n"
+    "  parse(value: unknown) { return value === undefined ? undefined : this.inner.parse(value); }\n}\n",
+    "lib/nullable.ts": "import { Schema } from './schema';\n\n"
+    "// A schema that also lets null through.\nexport class NullableSchema<T> extends Schema<T | null> {\n"
+    "  constructor(readonly inner: Schema<T>) { super(); }\n"
+    "  parse(value: unknown) { return value === null ? null : this.inner.parse(value); }\n}\n",
+    "lib/schema.ts": "// The base of every schema: optional() and nullable() wrap it.\nexport abstract class Schema<T> {\n"
+    "  abstract parse(value: unknown): T;\n  optional() { return makeOptional(this); }\n"
+    "  nullable() { return makeNullable(this); }\n}\n",
+    "lib/object.ts": "import { Schema } from './schema';\n\n"
+    "// An object schema: each key's schema, optional keys left out when undefined.\n"
+    "export function objectSchema(shape: Record<string, Schema<unknown>>) {\n  return shape;\n}\n",
+}
+# ... and an HTTP adapter, one of whose functions says the question's words once, in a chunk of its own.
+ADAPTER = {
+    "adapter/optional_fields.ts": "// Optional and nullable schema fields of a request pass as given.\n"
+    "export function passFields(fields: Record<string, string>): Record<string, string> {\n"
+    "  return { ...fields };\n}\n",
+    "adapter/server.ts": "import { createServer } from 'node:http';\n\n"
+    "// Starts the HTTP server on a port.\nexport function listen(port: number) {\n"
+    "  return createServer().listen(port);\n}\n",
+    "adapter/headers.ts": "// Reads a header of the incoming message.\n"
+    "export function header(headers: Record<string, string>, name: string): string | undefined {\n"
+    "  return headers[name.toLowerCase()];\n}\n",
+    "adapter/body.ts": "// Collects the body of a message into one string.\nexport async function body(chunks: string[]) {\n"
+    "  return chunks.join('');\n}\n",
+}
+
+
+OPTIONAL_FIELDS = "adapter:adapter/optional_fields.ts"
+
+
+@pytest.mark.parametrize("cache", [True, False])
+def test_a_question_goes_to_the_repository_whose_code_is_about_its_words(server, tmp_path, cache):
+    """Each repository has a result that says the whole question: the library's files, whose code says its words
+    throughout, come before the adapter's one file that says them once (and is named for one of them). From
+    snapshots, or from the index files (``cache`` off)."""
+    roots = (_project(tmp_path, "schemas", SCHEMAS), _project(tmp_path, "adapter", ADAPTER))
+    for root in roots:
+        build_index(root, server.base_url)
+    query = "optional nullable schema"
+    answer = _search(Workspace(roots, server.base_url), query, format="json", cache=cache)
+    files = list(dict.fromkeys(f"{r['repository']}:{r['file_path']}" for r in answer["results"]))
+    assert files[:4] == ["schemas:lib/nullable.ts", "schemas:lib/schema.ts", "schemas:lib/optional.ts", OPTIONAL_FIELDS]
+    alone = api.search(query=query, path=str(roots[1]), format="json", base_url=server.base_url)["results"]
+    assert f"adapter:{alone[0]['file_path']}" == OPTIONAL_FIELDS  # the adapter's own answer says it all
+
+
 def test_every_hit_names_its_repository(repos):
     answer = _search(repos, "function that returns a value", format="json", limit=20)
     assert answer["count"] > 3

@@ -159,7 +159,7 @@ def test_related_answers_from_a_delta_as_from_a_full_read(project, monkeypatch, 
         assert not any(r["file_path"] == "web/src/lruCache.js" for r in ours["results"])
 
 
-def test_lexical_scores_of_a_delta_stay_within_the_stated_bound_of_a_full_read(project):
+def test_lexical_scores_of_a_delta_stay_within_the_stated_bound_of_a_full_read_and_its_shares_are_exact(project):
     from onetool_code import names
     from onetool_code.index import lexical
     from onetool_code.schema import Filters
@@ -180,6 +180,9 @@ def test_lexical_scores_of_a_delta_stay_within_the_stated_bound_of_a_full_read(p
         assert set(ours) == set(theirs), query
         for chunk_id, score in theirs.items():
             assert abs(ours[chunk_id] - score) <= score * bound + 1e-5, (query, chunk_id)
+        # The share of the chunks that hold each word is exact: the dead documents out, the delta's in.
+        assert words.shares(tokens) == rebuilt.shares(tokens), query
+    assert 0 < rebuilt.shares(["retri"])["retri"] < 1
 
 
 def snapshot_rows(project):
