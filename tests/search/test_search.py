@@ -235,6 +235,10 @@ def test_a_name_the_words_find_is_answered_without_the_embeddings_api(sample_ind
         r"1\. src/bookshelf/config\.py:136-141 function load_config \((\d+\.\d\d)\)", answer.splitlines()[1]
     )
     assert first and float(first.group(1)) >= ranking.NAMED  # first, and named
+    # A name in its class is a name too, as its parts say (not the sentence "router dispatch").
+    qualified = onetool_code.search(query="Router.dispatch", path=str(sample_index.root), format="json", limit=2)
+    best = qualified["results"][0]
+    assert (best["file_path"], best["name"]) == ("src/bookshelf/api.py", "dispatch") and "notice" not in qualified
     for names in ("load_config|SessionStore", "load_config|qxzv_unwritten"):  # the second: found for one of two
         batch = onetool_code.search_batch(queries=names, path=str(sample_index.root), format="json")
         assert batch["count"] and "notice" not in batch
