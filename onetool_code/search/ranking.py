@@ -282,8 +282,11 @@ class _Wants:
             keywords=frozenset(w for w in keywords if len(w) > 2 and w not in STOPWORDS and w not in project),
             spelled=spellings(query),
             query_words=[w.lower() for w in re.findall(r"[A-Za-z0-9]+", query)],
-            # A dotted name's parts are its name and qualifiers (``Paginator.page``), not words of a sentence.
-            prose=any(w not in named and w not in STOPWORDS for i in identifiers(query) for w in i.lower().split(".")),
+            # A dotted identifier is a name and its qualifiers (``Paginator.page``, a path's ``migrate.py``), never
+            # words of a sentence.
+            prose=any(
+                "." not in w and w not in named and w not in STOPWORDS for w in map(str.lower, identifiers(query))
+            ),
             runs=phrases.Runs.of(query),
         )
 

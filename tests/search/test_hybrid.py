@@ -521,6 +521,21 @@ def test_the_runs_of_a_query_are_five_words_in_a_row_as_the_code_writes_them():
     assert phrases.Runs.of("JSON object with fields").runs == frozenset()  # four words: no run
 
 
+@pytest.mark.parametrize(
+    ("query", "only_names"),
+    [
+        ("IntoResponse", True),
+        ("Paginator.page", True),
+        ("Layer.prototype.match", True),
+        ("commands/migrate.py Command.handle", True),  # a file to look in, and a method
+        ("how does QuerySet.bulk_create insert rows", False),
+        ("client timeout", False),
+    ],
+)
+def test_a_dotted_name_only_names_things(query, only_names):
+    assert ranking.names_only(query) is only_names
+
+
 def test_a_query_that_only_names_things_fuses_no_vectors():
     """A name's vector says what its words mean, not where it is defined: fused in, the vectors would put one
     mention above another. A question that names it keeps them."""
