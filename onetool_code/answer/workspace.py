@@ -104,10 +104,11 @@ def fuse(
     lists: Sequence[Sequence[shaping.Result]],
     *,
     by_score: bool,
-    stems: Sequence[str] = (),
-    shares: Sequence[dict[str, float]] = (),
+    stems: Sequence[str],
+    shares: Sequence[dict[str, float]],
 ) -> list[shaping.Result]:
-    """One ranking from each repository's own, best first.
+    """One ranking from each repository's own, best first; ``stems``: the query's words (``names.query_tokens``),
+    ``shares``: each repository's share of its chunks that hold each (``search.Ranked``), one per list.
 
     Hybrid (``by_score``): by each result's fused score times what the query's words say of its repository
     (``_about``). The fused score is rank-based (reciprocal ranks of the definitions named, the words and the
