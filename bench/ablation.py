@@ -117,6 +117,10 @@ ROWS: dict[str, tuple[str, dict[tuple[Any, str], Any]]] = {
         "five of the query's words in a row in the chunk (a pasted error message, a signature)",
         {(ranking, "PHRASE"): 0.0},
     ),
+    "spelled_out": (
+        "a definition whose name is three or more of the question's words ('compare ... in constant time')",
+        {(ranking, "SPELLED_OUT"): 1.0},
+    ),
 }
 
 

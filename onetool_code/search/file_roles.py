@@ -1,5 +1,6 @@
-"""What a file's path says of its role, for the hybrid ranking: the name it goes by, how much of that name a
-query says, how many of the query's words name it or its folder, and whether it is a legacy copy.
+"""What a file's path says of its role, for the hybrid ranking: whether it is a test or documentation, the name
+it goes by, how much of that name a query says, how many of the query's words name it or its folder, and whether
+it is a legacy copy.
 
 A hub file (``mod.rs``, ``__init__.py``, ``index.ts``) goes by its folder's name: ``extract/mod.rs`` is where
 axum's extractors are declared and re-exported, so a question about extractors names it as much as
@@ -17,6 +18,28 @@ from pathlib import PurePosixPath
 
 from onetool_code.names import identifier_parts, stem
 from onetool_code.search.abbreviations import short_forms
+
+# A test (or a fixture, a mock, a spec) by its folder or its name, lowercased ...
+_TEST_PATH = re.compile(
+    r"(^|/)(tests?|__tests__|specs?|testing|fixtures?|mocks?)(/|$)|(^|/)test_[^/]*$|_test\.\w+$|"
+    r"\.(test|spec)\.\w+$|(^|/)conftest\.py$"
+)
+# ... and by the case of the JVM's, .NET's and Swift's conventions (the path as written): a Gradle source set of tests
+# (Kotlin Multiplatform's ``src/commonTest/``, ``jvmTest``, Android's ``androidUnitTest``, ``testFixtures``), a .NET
+# test project (``Shop.Tests/``, ``Shop.UnitTests/``), a class of tests (``RouterTest.kt``, ``ClientTests.swift``)
+# where a test folder does not say it. (Not a class named ``...Spec``: Kotlin's and Swift's code is full of them,
+# ``AnimationSpec``, ``TweenSpec``, as much as their tests.)
+_TEST_CASED = re.compile(
+    r"(^|/)(testFixtures|[a-z][A-Za-z0-9]*Tests?|[\w.]+\.(Unit|Integration|Functional)?(Tests?|Specs?))(/|$)|"
+    r"[a-z0-9]Tests?\.\w+$"
+)
+# Documentation, examples and a project's prose files by their folder, name or extension.
+_DOC_PATH = re.compile(
+    r"(^|/)[_.]?(docs?|documentation|examples?|samples?|demos?)(/|$)|(^|/)(changelog|changes|history|news|readme|"
+    r"contributing|license)[^/]*$|\.(md|mdx|rst|txt|adoc)$",
+    re.IGNORECASE,
+)
+_DOC_LANGUAGES = frozenset({"markdown", "text", "pdf"})
 
 # File names that stand for their folder: a package's or module's entry point, declaring and re-exporting it.
 HUB_NAMES = frozenset({"mod", "index", "__init__", "init"})
@@ -155,3 +178,15 @@ def legacy(paths: Collection[str], query_words: Collection[str]) -> set[str]:
         if number < newest[prefix] and part not in query_words:
             flagged.add(path)
     return flagged
+
+
+@functools.lru_cache(maxsize=8192)
+def is_test(path: str) -> bool:
+    """A test file (or a fixture, a mock, a spec) by its path."""
+    return bool(_TEST_PATH.search(path.lower()) or _TEST_CASED.search(path))
+
+
+@functools.lru_cache(maxsize=8192)
+def is_doc(path: str, language: str | None) -> bool:
+    """Documentation (prose, examples) by its language or its path."""
+    return bool(language in _DOC_LANGUAGES or _DOC_PATH.search(path))

@@ -24,7 +24,8 @@ from onetool_code.names import bare, defining_line, names_in, run_together, spel
 from onetool_code.project.definitions import enclosing
 from onetool_code.project.source import SourceFiles
 from onetool_code.schema import Filters
-from onetool_code.search.ranking import DECLARING_TYPES, DEFINING_TYPES, is_test
+from onetool_code.search.file_roles import is_test
+from onetool_code.search.ranking import DECLARING_TYPES, DEFINING_TYPES
 
 # Every definition of a common name (``get``, ``__init__``) is looked at before the qualifiers pick: a few
 # thousand in Django. The list handed to the ranking is cut to the depth of the others.

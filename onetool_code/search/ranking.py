@@ -21,6 +21,7 @@ from onetool_code.names import (
     bare,
     defining_line,
     definition_of,
+    identifier_parts,
     identifiers,
     names_in,
     spellings,
@@ -53,6 +54,11 @@ QUALIFIED = 3.0  # ... inside the class, module or folder the query names it by 
 OTHER_CASE = 0.5  # ... in another case than the query writes it (``fn serialize`` for ``Serialize``)
 IN_PROSE = 0.5  # ... a name that is one word of a sentence ("toString builder for ..."): it may be incidental (the
 # named definitions' list weighs as much less)
+SPELLED_OUT = NAMED * IN_PROSE  # ... or a name none of the question's words is written as, whose parts they say, in
+# any order, all or all but one (``constant_time_compare`` for "how to compare two strings in constant time"): as a
+# name that is one word of a sentence
+SPELLED_PARTS = 3  # ... three parts of it at least: two a sentence spells by chance ("number parsing with defaults
+# and range checks": ``NumberRange``; two parts: the semble dev split -0.005, 2 queries up and 8 down)
 DECLARATION = 1.5  # ... as a type, trait, interface or macro: declared there, used everywhere else
 EXPORTED = 3.0  # the chunk re-exports a name the query spells out (``pub use``, ``export { X } from``), defining none
 LEGACY = 0.35  # a legacy copy (``deprecated/``, ``_compat/``, ``v3/`` beside ``v4/``), unless the query names it: as
@@ -78,25 +84,6 @@ DEFINING_TYPES = frozenset(
 DECLARING_TYPES = frozenset(
     {"class", "interface", "struct", "enum", "trait", "type_alias", "type", "object", "data_class", "macro"}
 )
-_TEST_PATH = re.compile(
-    r"(^|/)(tests?|__tests__|specs?|testing|fixtures?|mocks?)(/|$)|(^|/)test_[^/]*$|_test\.\w+$|"
-    r"\.(test|spec)\.\w+$|(^|/)conftest\.py$"
-)
-# ... and by the case of the JVM's, .NET's and Swift's conventions (the path as written): a Gradle source set of tests
-# (Kotlin Multiplatform's ``src/commonTest/``, ``jvmTest``, Android's ``androidUnitTest``, ``testFixtures``), a .NET
-# test project (``Shop.Tests/``, ``Shop.UnitTests/``), a class of tests (``RouterTest.kt``, ``ClientTests.swift``)
-# where a test folder does not say it. (Not a class named ``...Spec``: Kotlin's and Swift's code is full of them,
-# ``AnimationSpec``, ``TweenSpec``, as much as their tests.)
-_TEST_CASED = re.compile(
-    r"(^|/)(testFixtures|[a-z][A-Za-z0-9]*Tests?|[\w.]+\.(Unit|Integration|Functional)?(Tests?|Specs?))(/|$)|"
-    r"[a-z0-9]Tests?\.\w+$"
-)
-_DOC_PATH = re.compile(
-    r"(^|/)[_.]?(docs?|documentation|examples?|samples?|demos?)(/|$)|(^|/)(changelog|changes|history|news|readme|"
-    r"contributing|license)[^/]*$|\.(md|mdx|rst|txt|adoc)$",
-    re.IGNORECASE,
-)
-_DOC_LANGUAGES = frozenset({"markdown", "text", "pdf"})
 # What is not code: ChunkHound's languages of data and configuration, and files it knows no language of.
 _DATA_LANGUAGES = frozenset({"json", "yaml", "toml", "makefile", "unknown", "git_diff"})
 _DATA_WORDS = frozenset(
@@ -325,25 +312,13 @@ def _written(text: str, names: frozenset[str]) -> str | None:
     return found.group() if found else None
 
 
-@functools.lru_cache(maxsize=8192)
-def is_test(path: str) -> bool:
-    """A test file (or a fixture, a mock, a spec) by its path."""
-    return bool(_TEST_PATH.search(path.lower()) or _TEST_CASED.search(path))
-
-
-@functools.lru_cache(maxsize=8192)
-def is_doc(path: str, language: str | None) -> bool:
-    """Documentation (prose, examples) by its language or its path."""
-    return bool(language in _DOC_LANGUAGES or _DOC_PATH.search(path))
-
-
 def _kind(hit: Hit, wants: _Wants) -> float:
     """What kind of file the hit is in, against what is asked for: tests, documentation, data."""
     factor = 1.0
     path = hit.file_path
-    if wants.tests != is_test(path):
+    if wants.tests != file_roles.is_test(path):
         factor *= TESTS
-    if wants.docs != is_doc(path, hit.language):
+    if wants.docs != file_roles.is_doc(path, hit.language):
         factor *= DOCS
     if hit.language in _DATA_LANGUAGES and not wants.data:
         factor *= NOT_CODE
@@ -362,7 +337,7 @@ def prior(hit: Hit, wants: _Wants) -> float:
         factor *= SHORT
     # "tests for bulk_create" wants the tests that use it: its definition outside them is not boosted.
     defined = _defined_as(hit, wants) if wants.names else None
-    if defined is not None and (not wants.tests or is_test(path)):
+    if defined is not None and (not wants.tests or file_roles.is_test(path)):
         factor *= NAMED
         if wants.spelled.get(defined.lower(), defined) != defined:
             factor *= OTHER_CASE
@@ -372,10 +347,29 @@ def prior(hit: Hit, wants: _Wants) -> float:
             factor *= DECLARATION
     elif wants.names and file_roles.re_exports(hit.code, path, wants.names):
         factor *= EXPORTED
+    if defined is None and wants.prose and _spelled_out(hit, wants.stems):
+        factor *= SPELLED_OUT
     stem = _stem(path)
     if stem and (stem in {n.replace("_", "") for n in wants.names | wants.qualifiers} or stem in wants.joined):
         factor *= FILE_NAMED
     return factor * (1.0 + PHRASE * wants.runs.share_held(hit.code))
+
+
+def _spelled_out(hit: Hit, stems: frozenset[str]) -> bool:
+    """The chunk defines a name ``SPELLED_PARTS`` or more of whose parts are words of the question by their stems
+    (``stems``), and at most one other (``get_random_secret_key`` for "how to generate a new random SECRET_KEY"):
+    where the question's words meet as a name, the code is about them, not just saying them."""
+    if hit.chunk_type not in DEFINING_TYPES:
+        return False
+    parts = _parts(bare(hit.symbol).rpartition(".")[2])
+    said = sum(part in stems for part in parts)
+    return said >= SPELLED_PARTS and said >= len(parts) - 1
+
+
+@functools.lru_cache(maxsize=8192)
+def _parts(name: str) -> tuple[str, ...]:
+    """``ValidateRequiredFlags`` -> valid, requir, flag: the parts of a name, each by its stem."""
+    return tuple(stem(part) for part in identifier_parts(name)[1:])
 
 
 @functools.lru_cache(maxsize=8192)

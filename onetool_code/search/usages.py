@@ -26,7 +26,7 @@ from onetool_code.names import defining_line
 from onetool_code.project.source import SourceFiles, Unread
 from onetool_code.schema import Filters
 from onetool_code.search import lookup
-from onetool_code.search.ranking import is_doc, is_test
+from onetool_code.search.file_roles import is_doc, is_test
 from onetool_code.settings import Settings
 
 RESOLVED_DEPTH = 50  # definitions of the name looked at to name the meant ones first

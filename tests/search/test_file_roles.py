@@ -143,9 +143,9 @@ def test_a_name_asked_alone_finds_its_definition_before_files_whose_names_start_
 
 
 def test_examples_folders_count_as_documentation():
-    assert ranking.is_doc("_examples/rest/main.go", "go")
-    assert ranking.is_doc("examples/basic.py", "python")
-    assert not ranking.is_doc("middleware/example_test_helpers.go", "go")
+    assert file_roles.is_doc("_examples/rest/main.go", "go")
+    assert file_roles.is_doc("examples/basic.py", "python")
+    assert not file_roles.is_doc("middleware/example_test_helpers.go", "go")
 
 
 # The code that reads a JSON stream, in a file named otherwise, and its test, named by the question and saying its

@@ -8,6 +8,7 @@ import os
 import select
 import signal
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import conftest
@@ -554,3 +555,58 @@ def test_a_query_that_only_names_things_fuses_no_vectors():
     assert order(question, semantic) == [1, 3, 2]  # the vectors count here
     # When no word of the code is the name, the vectors are all there is.
     assert [h.chunk_id for h in ranking.hybrid(semantic, [], "IntoResponse", Filters())] == [3]
+
+
+# A function whose name is three words of the question, in another order, beside files that say the words more often.
+CRYPTO = {
+    "utils/crypto.py": "import secrets\n\n\n"
+    "def constant_time_compare(val1, val2):\n"
+    '    """Return True if the two strings are equal, False otherwise."""\n'
+    "    return secrets.compare_digest(force_bytes(val1), force_bytes(val2))\n",
+    "utils/timesince.py": "TIME_STRINGS = {'year': 'year', 'month': 'month', 'day': 'day'}\n\n\n"
+    "def timesince(d, now=None, time_strings=None):\n"
+    '    """Take two datetime objects and return the time between them as a string: compare the two times and\n'
+    '    format the time that passed with the given time strings, or the default ones."""\n'
+    "    time_strings = time_strings or TIME_STRINGS\n"
+    "    delta = now - d  # compare: the time between the two\n"
+    "    return time_strings['day'] % delta.days\n",
+    "db/constants.py": '"""Constants used across the ORM: each a constant string the two compilers compare in time."""\n\n'
+    "LOOKUP_SEP = '__'\n",
+}
+
+
+def test_a_function_the_questions_words_name_in_any_order_comes_first(tmp_path, monkeypatch):
+    """The question "how to compare two strings in constant time" asks for ``constant_time_compare``, though other
+    files say its words more often."""
+    root = words_only(tmp_path, CRYPTO)
+    query = "how to compare two strings in constant time"
+    assert files_of(root, query)[0] == "utils/crypto.py"
+    monkeypatch.setattr(ranking, "SPELLED_OUT", 1.0)
+    assert files_of(root, query)[0] != "utils/crypto.py"
+
+
+@pytest.mark.parametrize(
+    ("symbol", "chunk_type", "query", "factor"),
+    [
+        ("constant_time_compare", "function", "how to compare two strings in constant time", "SPELLED_OUT"),
+        (
+            "Command.ValidateRequiredFlags",
+            "method",
+            "required flags validation before command execution",
+            "SPELLED_OUT",
+        ),
+        ("RequestValidationError_part1", "class", "request validation error handling", "SPELLED_OUT"),
+        ("NumberRange", "class", "number parsing with defaults and range checks", None),  # two parts
+        ("get_random_secret_key", "function", "how to generate a new random SECRET_KEY", "SPELLED_OUT"),  # one other
+        ("get_random_secret_key_bytes", "function", "how to generate a new random secret key", None),  # two others
+        ("constant_time_compare", "variable", "how to compare two strings in constant time", None),  # defines nothing
+        ("constant_time_compare", "function", "constant_time_compare", "NAMED"),  # written as the name: named
+    ],
+)
+def test_a_name_made_of_three_or_more_of_the_questions_words(symbol, chunk_type, query, factor):
+    """The chunk's prior against the same chunk defining another name: a name three or more of whose parts the
+    question says, and at most one other."""
+    chunk = Hit(1, "src/a.py", "python", chunk_type, symbol, "body\nbody\nbody", 7, 9, 0.5)
+    wants = ranking._Wants.of(query, Filters())
+    expected = getattr(ranking, factor) if factor else 1.0
+    assert ranking.prior(chunk, wants) / ranking.prior(replace(chunk, symbol="other"), wants) == expected
