@@ -122,7 +122,9 @@ def _plain(text: str) -> str:
 
 # -- the names a query writes ------------------------------------------------------------------------------------------
 
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+# A dotted name or a path of Rust's and C++'s (``Router::route``, ``fmt::format``): its qualifiers, then the name.
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*")
+_QUALIFIER_MARK = re.compile(r"\.|::")
 # A file path as an engineer writes one: lowercase parts with a slash, or a name with a source file's extension.
 _PATH_LIKE = re.compile(
     r"\b[a-z0-9_.-]*[a-z][a-z0-9_.-]*(?:/[a-z0-9_.-]+)+/?|"
@@ -135,9 +137,10 @@ def names_in(query: str, strict: bool = False) -> tuple[frozenset[str], frozense
     """The names a query spells out and the qualifiers before them, lowercased.
 
     A name is an identifier only an engineer would write (``load_config``, ``parseOptions``, the last part of
-    a dotted ``Segment.split_lines``, a capitalised word past the first unless ``strict``), or the whole query
-    when it is one bare word. A plain word ("client") is not one, so "client timeout" boosts no symbol, nor is
-    an acronym ("CSRF"). A file path's parts (``db/models/query.py``) are qualifiers.
+    a qualified ``Segment.split_lines`` or ``Router::route``, a capitalised word past the first unless
+    ``strict``), or the whole query when it is one bare word. A plain word ("client") is not one, so "client
+    timeout" boosts no symbol, nor is an acronym ("CSRF"). A file path's parts (``db/models/query.py``) are
+    qualifiers.
     """
     names, qualifiers = set(), set()
     for path in _PATH_LIKE.findall(query):  # "commands/migrate.py Command.handle": a file to look in
@@ -146,7 +149,7 @@ def names_in(query: str, strict: bool = False) -> tuple[frozenset[str], frozense
     found = [m.group() for m in _IDENTIFIER.finditer(query)]
     whole = len(found) == 1 and found[0] == query.strip()
     for position, identifier in enumerate(found):
-        *before, last = identifier.split(".")
+        *before, last = _QUALIFIER_MARK.split(identifier)
         written_as_code = "_" in last or _CAMEL.search(last) is not None
         capitalised = not strict and last[:1].isupper() and position > 0
         if whole or before or written_as_code or capitalised:
@@ -175,12 +178,12 @@ def run_together(query: str) -> frozenset[str]:
 
 
 def spellings(query: str) -> dict[str, str]:
-    """Each identifier of the query (each part of a dotted one), lowercased, as the query writes it."""
-    return {part.lower(): part for m in _IDENTIFIER.finditer(query) for part in m.group().split(".")}
+    """Each identifier of the query (each part of a qualified one), lowercased, as the query writes it."""
+    return {part.lower(): part for m in _IDENTIFIER.finditer(query) for part in _QUALIFIER_MARK.split(m.group())}
 
 
 def identifiers(text: str) -> list[str]:
-    """The identifiers of ``text``, dotted ones whole (``Segment.split_lines``), in order."""
+    """The identifiers of ``text``, qualified ones whole (``Segment.split_lines``, ``Router::route``), in order."""
     return _IDENTIFIER.findall(text)
 
 

@@ -119,6 +119,10 @@ def hybrid(
     fused: dict[tuple[str, int, int], float] = {}
     best: dict[tuple[str, int, int], Hit] = {}
     wants = _Wants.of(query, filters, project)
+    if wants.qualifiers and not qualified:
+        # No definition meets the qualifiers: the name may be another project's (``std::ostream`` in fmt, whose own
+        # ``ostream`` is ``fmt::ostream``), and in a sentence counts as a name that is one word of it.
+        wants.incidental = wants.prose and bool(wants.names)
     if wants.names_only and (lexical or definitions):
         semantic = ()
     lexical = sorted(lexical, key=lambda h: -h.score * _kind(h, wants))
@@ -269,10 +273,10 @@ class _Wants:
             keywords=frozenset(w for w in keywords if len(w) > 2 and w not in STOPWORDS and w not in project),
             spelled=spellings(query),
             query_words=[w.lower() for w in re.findall(r"[A-Za-z0-9]+", query)],
-            # A dotted identifier is a name and its qualifiers (``Paginator.page``, a path's ``migrate.py``), never
-            # words of a sentence.
+            # A qualified identifier is a name and its qualifiers (``Paginator.page``, ``Router::route``, a path's
+            # ``migrate.py``), never words of a sentence.
             prose=any(
-                "." not in w and w not in named and w not in STOPWORDS for w in map(str.lower, identifiers(query))
+                w.isidentifier() and w not in named and w not in STOPWORDS for w in map(str.lower, identifiers(query))
             ),
             runs=phrases.Runs.of(query),
         )

@@ -132,6 +132,9 @@ def test_fusion_is_deterministic_and_ties_fall_back_to_path_then_line():
         ("django.utils.html.escape", {"escape"}, {"django", "utils", "html"}),
         ("handle in core/management", set(), {"core", "management"}),
         ("the GET/POST parameters", {"get", "post"}, set()),  # capitalised words, not a path
+        ("Router::route", {"route"}, {"router"}),  # Rust's and C++'s paths qualify as a dot does
+        ("serde::de::Deserialize", {"deserialize"}, {"serde", "de"}),
+        ("writing to std::ostream", {"ostream"}, {"std"}),
     ],
 )
 def test_the_names_a_query_spells_out(query, names, qualifiers):
@@ -529,11 +532,13 @@ def test_the_runs_of_a_query_are_five_words_in_a_row_as_the_code_writes_them():
         ("Paginator.page", True),
         ("Layer.prototype.match", True),
         ("commands/migrate.py Command.handle", True),  # a file to look in, and a method
+        ("Router::route", True),
+        ("fmt::format_to", True),
         ("how does QuerySet.bulk_create insert rows", False),
         ("client timeout", False),
     ],
 )
-def test_a_dotted_name_only_names_things(query, only_names):
+def test_a_qualified_name_only_names_things(query, only_names):
     assert ranking.names_only(query) is only_names
 
 
@@ -610,3 +615,20 @@ def test_a_name_made_of_three_or_more_of_the_questions_words(symbol, chunk_type,
     wants = ranking._Wants.of(query, Filters())
     expected = getattr(ranking, factor) if factor else 1.0
     assert ranking.prior(chunk, wants) / ranking.prior(replace(chunk, symbol="other"), wants) == expected
+
+
+def test_a_name_whose_qualifiers_no_definition_meets_may_be_another_projects():
+    """In "writing text to a std::io::Write", the crate's own ``trait Write``, in ``fmt``, meets no ``std`` or
+    ``io`` (``lookup`` marks no definition qualified): the name may be the standard library's and, in a sentence,
+    counts as a name that is one word of it, so the adapter the words find comes first. Where a definition meets
+    them, it is the one asked for."""
+    trait = Hit(
+        1, "src/fmt/sink.rs", "rust", "trait", "Write", "pub trait Write {\n    fn write_str(&mut self);\n}", 1, 3, 1.0
+    )
+    code = "/// Writes text to a std::io::Write.\npub struct IoAdapter<W: std::io::Write> {\n    inner: W,\n}"
+    adapter = Hit(2, "src/io_write.rs", "rust", "struct", "IoAdapter", code, 1, 4, 2.0)
+    query, named = "writing text to a std::io::Write", [replace(trait, defines="write")]
+    unmet = ranking.hybrid([], [adapter, trait], query, Filters(), named, frozenset())
+    assert [hit.file_path for hit in unmet] == ["src/io_write.rs", "src/fmt/sink.rs"]
+    met = ranking.hybrid([], [adapter, trait], query, Filters(), named, frozenset({trait.key}))
+    assert [hit.file_path for hit in met] == ["src/fmt/sink.rs", "src/io_write.rs"]
