@@ -50,9 +50,9 @@ from onetool_code.search import file_roles, lookup, ranking, retrieval
 _FILE_EVIDENCE = ranking._file_evidence
 
 
-def _evidence_as_code(scored: dict[Any, float], wants: Any, kinds: dict[str, float]) -> None:
+def _evidence_as_code(scored: dict[Any, float], wants: Any, kinds: dict[str, float], met: Any) -> None:
     """The file's evidence whatever kind of file it is (before issue 35's third pass)."""
-    _FILE_EVIDENCE(scored, wants, dict.fromkeys(kinds, 1.0))
+    _FILE_EVIDENCE(scored, wants, dict.fromkeys(kinds, 1.0), met)
 
 
 # name -> (what it is, the constants that turn it off)
@@ -120,6 +120,10 @@ ROWS: dict[str, tuple[str, dict[tuple[Any, str], Any]]] = {
     "spelled_out": (
         "a definition whose name is three or more of the question's words ('compare ... in constant time')",
         {(ranking, "SPELLED_OUT"): 1.0},
+    ),
+    "qualified_files": (
+        "a qualified name found where its qualifiers meet it lifts no other file by its name (Router::route)",
+        {(ranking, "_file_evidence"): lambda scored, wants, kinds, met: _FILE_EVIDENCE(scored, wants, kinds, None)},
     ),
 }
 

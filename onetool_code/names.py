@@ -202,7 +202,7 @@ def definition_of(names: frozenset[str]) -> re.Pattern[str]:
     return re.compile(
         rf"{_declared(alternatives)}|"
         rf"^\s*(?:{_MODIFIERS}\s+)*(?:{alternatives})\s*(?:<[^>]*>)?\([^)]*\)?\s*[:{{]|"
-        rf"{_assigned(alternatives)}",
+        rf"{_typed(alternatives)}|{_assigned(alternatives)}",
         re.IGNORECASE,
     )
 
@@ -215,7 +215,7 @@ def definition_lines(names: Collection[str]) -> str:
     return (
         rf"(?im){_declared(alternatives)}|"
         rf"^[ \t]*(?:{_MODIFIERS}[ \t]+)*(?:{alternatives})[ \t]*(?:<[^>\n]*>)?\([^)\n]*\)[ \t]*"
-        rf"(?::[^{{\n]+)?\{{[ \t]*$|{_assigned(alternatives)}"
+        rf"(?::[^{{\n]+)?\{{[ \t]*$|{_typed(alternatives)}|{_assigned(alternatives)}"
     )
 
 
@@ -273,6 +273,21 @@ def _declared(alternatives: str) -> str:
         rf"\b(?:{_DECLARING}){between}{name}|"
         rf"{leading}(?-i:{_DECLARING_FIRST}){between}{name}|"
         rf"{leading}(?:local[ \t]+)?(?-i:{_QUALIFIED}){between}{qualifier}{name}"
+    )
+
+
+def _typed(alternatives: str) -> str:
+    # A method of Java's, C#'s or C++'s: its return type before the name (capitalised, a namespace's, or a
+    # primitive one: not ``new Thread() {`` nor ``return x;``), its signature on one line, then what may follow it
+    # (``throws ...``, ``const``) and ``{``.
+    kind = (
+        r"(?:[A-Z][\w.$]{0,60}|(?:[a-z_]\w{0,30}::){1,3}\w{1,40}|"
+        r"void|int|long|boolean|bool|double|float|char|byte|short|string|auto|unsigned)"
+    )
+    after = r"(?:[ \t]+(?:throws[ \t]+[\w., \t]{0,80}|const|noexcept|override|final))*"
+    return (
+        rf"^[ \t]*(?:{_LEADING}[ \t]+)*(?:<[^\n]{{0,40}}?>[ \t]+)?(?-i:{kind})(?:<[^\n]{{0,40}}?>)?(?:\[\])*[ \t&*]+"
+        rf"(?:{alternatives})[ \t]*\([^)\n]*\){after}[ \t]*\{{[ \t]*$"
     )
 
 

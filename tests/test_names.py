@@ -153,6 +153,12 @@ def declares(name: str, code: str) -> list[bool]:
         ("name", "local function M.name(x)"),  # Lua
         ("handle", "func (r *Router) Handle(pattern string) {"),  # Go, as before
         ("zodcheck", "export class $ZodCheck {"),
+        ("nextstring", "  @Override public String nextString() throws IOException {"),  # Java: a return type first
+        ("fromjson", "  public static <T> T fromJson(String json, Class<T> classOfT) throws JsonSyntaxException {"),
+        ("names", "  private List<String> names() {"),
+        ("tostring", "    public override string ToString() {"),  # C#
+        ("data", "  const char* data() const noexcept {"),  # C++
+        ("tostring", "std::string toString() const {"),
     ],
 )
 def test_a_line_that_declares_a_name_in_any_language_chunkhound_parses(name, line):
@@ -173,6 +179,10 @@ def test_a_line_that_declares_a_name_in_any_language_chunkhound_parses(name, lin
         # a qualified name in prose: only Kotlin's, Elixir's and Lua's words take a qualifier, where code starts
         ("queryset", "# see the class django.db.models.QuerySet for details"),
         ("join", '    """Return what the function os.path.join returns."""'),
+        # a call or an anonymous class, where a return type would stand
+        ("thread", "    executor.submit(new Thread() {"),
+        ("thread", "    new Thread() {"),
+        ("tostring", "    return toString() {"),
     ],
 )
 def test_a_line_that_extends_implements_or_uses_a_name_does_not_declare_it(name, line):

@@ -21,11 +21,11 @@ from onetool_code.names import (
     bare,
     defining_line,
     definition_of,
-    identifier_parts,
     identifiers,
     names_in,
     spellings,
     stem,
+    word_tokens,
     written,
 )
 from onetool_code.schema import Filters
@@ -54,11 +54,9 @@ QUALIFIED = 3.0  # ... inside the class, module or folder the query names it by 
 OTHER_CASE = 0.5  # ... in another case than the query writes it (``fn serialize`` for ``Serialize``)
 IN_PROSE = 0.5  # ... a name that is one word of a sentence ("toString builder for ..."): it may be incidental (the
 # named definitions' list weighs as much less)
-SPELLED_OUT = NAMED * IN_PROSE  # ... or a name none of the question's words is written as, whose parts they say, in
-# any order, all or all but one (``constant_time_compare`` for "how to compare two strings in constant time"): as a
-# name that is one word of a sentence
-SPELLED_PARTS = 3  # ... three parts of it at least: two a sentence spells by chance ("number parsing with defaults
-# and range checks": ``NumberRange``; two parts: the semble dev split -0.005, 2 queries up and 8 down)
+SPELLED_OUT = NAMED * IN_PROSE  # ... or a name whose parts a question says, all or all but one, in any order
+# (``constant_time_compare`` for "how to compare two strings in constant time")
+SPELLED_PARTS = 3  # ... three of them at least: a sentence spells two by chance (``NumberRange``; split -0.005)
 DECLARATION = 1.5  # ... as a type, trait, interface or macro: declared there, used everywhere else
 EXPORTED = 3.0  # the chunk re-exports a name the query spells out (``pub use``, ``export { X } from``), defining none
 LEGACY = 0.35  # a legacy copy (``deprecated/``, ``_compat/``, ``v3/`` beside ``v4/``), unless the query names it: as
@@ -120,8 +118,8 @@ def hybrid(
     best: dict[tuple[str, int, int], Hit] = {}
     wants = _Wants.of(query, filters, project)
     if wants.qualifiers and not qualified:
-        # No definition meets the qualifiers: the name may be another project's (``std::ostream`` in fmt, whose own
-        # ``ostream`` is ``fmt::ostream``), and in a sentence counts as a name that is one word of it.
+        # No definition meets the qualifiers: the name may be another project's (``std::ostream`` in fmt, whose
+        # ``ostream`` is ``fmt::ostream``), in a sentence one word of it.
         wants.incidental = wants.prose and bool(wants.names)
     if wants.names_only and (lexical or definitions):
         semantic = ()
@@ -141,7 +139,8 @@ def hybrid(
         key: value * scale * prior(best[key], wants) * (QUALIFIED if key in qualified and not wants.tests else 1.0)
         for key, value in fused.items()
     }
-    _file_evidence(scored, wants, {key[0]: _kind(hit, wants) for key, hit in best.items()})
+    met = frozenset(key[0] for key in qualified) if wants.names_only and qualified else None
+    _file_evidence(scored, wants, {key[0]: _kind(hit, wants) for key, hit in best.items()}, met)
     old = file_roles.legacy({key[0] for key in scored}, wants.words)
     for key in scored:
         if key[0] in old:
@@ -172,7 +171,9 @@ def _ranks(hits: Sequence[Hit], *, shared: bool) -> list[tuple[int, Hit]]:
     return ranked
 
 
-def _file_evidence(scored: dict[tuple[str, int, int], float], wants: _Wants, kinds: dict[str, float]) -> None:
+def _file_evidence(
+    scored: dict[tuple[str, int, int], float], wants: _Wants, kinds: dict[str, float], met: frozenset[str] | None
+) -> None:
     """What is known of a file as a whole lifts its best hit, by a share of the best score of all (added, not
     multiplied: a file named for the question can rise from far down), times the kind of file it is against what
     is asked for (``kinds``): ``JsonReaderTest.java`` is named by "JSON reader" as much as ``JsonReader.java``, and
@@ -183,6 +184,10 @@ def _file_evidence(scored: dict[tuple[str, int, int], float], wants: _Wants, kin
     - many of its chunks matching: the sum of its hits' scores over the highest such sum, times
       ``COHERENT_FILE`` (``format.h`` for "how fmt::format formats strings"). ChunkHound nests chunks (a
       block, and a block inside it): a hit inside a better one of its file is that place again, not counted.
+
+    Only the second for a query of one name written as code (``Router``: its definition's file, not
+    ``route_headers.go``, whose name starts so), and outside ``met``, the files where a definition meets a query of
+    names' qualifiers (``Router::route``: not ``path_router.rs``, which the qualifier only names).
     """
     if not scored:
         return
@@ -201,7 +206,7 @@ def _file_evidence(scored: dict[tuple[str, int, int], float], wants: _Wants, kin
     if top <= 0 or most <= 0:
         return
     for path, key in best.items():
-        if wants.code_name:  # ``Router``: its definition's file, not ``route_headers.go``, whose name starts so
+        if wants.code_name or (met is not None and path not in met):
             scored[key] += top * COHERENT_FILE * sums[path] / most * kinds[path]
             continue
         named = file_roles.path_words(path, wants.keywords) / len(wants.keywords) if wants.keywords else 0.0
@@ -360,20 +365,13 @@ def prior(hit: Hit, wants: _Wants) -> float:
 
 
 def _spelled_out(hit: Hit, stems: frozenset[str]) -> bool:
-    """The chunk defines a name ``SPELLED_PARTS`` or more of whose parts are words of the question by their stems
-    (``stems``), and at most one other (``get_random_secret_key`` for "how to generate a new random SECRET_KEY"):
-    where the question's words meet as a name, the code is about them, not just saying them."""
+    """The chunk defines a name ``SPELLED_PARTS`` or more of whose parts are the question's words (``stems``), and
+    at most one other (``get_random_secret_key`` for "how to generate a new random SECRET_KEY")."""
     if hit.chunk_type not in DEFINING_TYPES:
         return False
-    parts = _parts(bare(hit.symbol).rpartition(".")[2])
+    parts = word_tokens(bare(hit.symbol).rpartition(".")[2])[1:]  # its parts by their stems, past the whole
     said = sum(part in stems for part in parts)
     return said >= SPELLED_PARTS and said >= len(parts) - 1
-
-
-@functools.lru_cache(maxsize=8192)
-def _parts(name: str) -> tuple[str, ...]:
-    """``ValidateRequiredFlags`` -> valid, requir, flag: the parts of a name, each by its stem."""
-    return tuple(stem(part) for part in identifier_parts(name)[1:])
 
 
 @functools.lru_cache(maxsize=8192)

@@ -168,7 +168,9 @@ def test_a_test_file_named_for_the_question_is_still_a_test(tmp_path, monkeypatc
     assert files(root, query)[0] == "stream/tokens.py"
     evidence = ranking._file_evidence
     monkeypatch.setattr(
-        ranking, "_file_evidence", lambda scored, wants, kinds: evidence(scored, wants, {}.fromkeys(kinds, 1.0))
+        ranking,
+        "_file_evidence",
+        lambda scored, wants, kinds, met: evidence(scored, wants, {}.fromkeys(kinds, 1.0), met),
     )
     assert files(root, query)[0] == "tests/stream/test_json_reader.py"  # lifted as much as code was
 

@@ -632,3 +632,22 @@ def test_a_name_whose_qualifiers_no_definition_meets_may_be_another_projects():
     assert [hit.file_path for hit in unmet] == ["src/io_write.rs", "src/fmt/sink.rs"]
     met = ranking.hybrid([], [adapter, trait], query, Filters(), named, frozenset({trait.key}))
     assert [hit.file_path for hit in met] == ["src/fmt/sink.rs", "src/io_write.rs"]
+
+
+# A method of ``Router``, and one of the same name in a file named for ``Router`` but in another type (axum's).
+ROUTERS = {
+    "routing/mod.rs": "/// The application's routes.\npub struct Router {\n    inner: PathRouter,\n}\n\n"
+    "impl Router {\n    /// Adds a route at a path.\n    pub fn route(self, path: &str, handler: Handler) -> Self {\n"
+    "        self.inner.route(path, handler);\n        self\n    }\n}\n",
+    "routing/path_router.rs": "/// The router's table of paths.\npub struct PathRouter {\n    routes: Vec<Route>,\n}\n\n"
+    "impl PathRouter {\n    /// Stores the route for the path.\n    pub fn route(&mut self, path: &str, handler: Handler) {\n"
+    "        self.routes.push(Route::new(path, handler));\n    }\n}\n",
+}
+
+
+@pytest.mark.parametrize("query", ["Router::route", "Router.route"])
+def test_a_method_asked_for_in_its_type_comes_from_that_type_not_the_file_the_type_names(tmp_path, query):
+    """``Router::route`` is ``impl Router``'s ``route``: ``path_router.rs``, which the qualifier only names, holds
+    ``PathRouter``'s."""
+    root = words_only(tmp_path, ROUTERS)
+    assert top(root, None, query)[0] == ("routing/mod.rs", "route")
