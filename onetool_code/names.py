@@ -197,7 +197,8 @@ def identifiers(text: str) -> list[str]:
 @functools.lru_cache(maxsize=1024)
 def definition_of(names: frozenset[str]) -> re.Pattern[str]:
     """A line that defines one of ``names``: ``def name``, ``function name``, ``class Name``, ``name(...) {``
-    (a method), ``x.name = function`` or ``name: function`` (assigned), in any of our languages."""
+    (a method), ``String name(...) {`` (a typed one), ``x.name = function`` or ``name: function`` (assigned), in
+    any of our languages."""
     alternatives = "|".join(re.escape(n) for n in sorted(names))
     return re.compile(
         rf"{_declared(alternatives)}|"
