@@ -5,11 +5,11 @@ Why (issue 35, fourteenth pass): an agent names a method by its type, in its lan
 ``parse``). The semble benchmark's symbol questions are bare names, so nothing measured this. The queries are made
 from the code, not written by hand: in each of the semble development split's repositories (already indexed by
 ``bench/semble.py``'s setup, words only), every method or function whose name is defined in two or more files
-outside the tests, inside a type (a class, an ``impl``, a trait) declared in one file only (not zod's ``ZodObject``,
-in its legacy ``v3/`` and its current code), is asked as ``Type::method`` or ``Type.method``. The gold is that file. The types come from the file's own syntax
-(``project.definitions.outline``); Go's methods name no type there and are left out. At most ``--per-repo`` queries
-a repository, spread evenly over its files in path order. Reported per repository: R@1 and MRR@10 over the answer's
-distinct files; ``--dotted`` also asks Rust and C++ with a dot.
+outside the tests, inside a type declared in one file only (not zod's ``ZodObject``, in its legacy ``v3/`` and its
+current code), is asked as ``Type::method`` or ``Type.method``. The gold is that file. The types come from the
+file's own syntax (``project.definitions.outline``: the class, ``impl`` or trait around a method, a Go method's
+receiver). At most ``--per-repo`` queries a repository, spread evenly over its files in path order. Reported per
+repository: R@1 and MRR@10 over the answer's distinct files; ``--dotted`` also asks Rust and C++ with a dot.
 
 Run from the repository root after ``bench/semble.py --setup-only`` (a minute or two)::
 

@@ -108,10 +108,6 @@ class _Syntax:
         return self.grammar == "python"
 
 
-_PYTHON = _Syntax(
-    grammar="python",
-    labels={"function_definition": "function", "class_definition": "class"},
-)
 _JAVASCRIPT_LABELS = {
     "function_declaration": "function",
     "generator_function_declaration": "function",
@@ -198,7 +194,7 @@ _ELIXIR = _Syntax(
 
 # Keys are ChunkHound's language names; JSX has no grammar of its own (tree-sitter-javascript parses JSX).
 _SYNTAXES: dict[str, _Syntax] = {
-    "python": _PYTHON,
+    "python": _Syntax("python", {"function_definition": "function", "class_definition": "class"}),
     "javascript": _Syntax("javascript", _JAVASCRIPT_LABELS, _BRACE_CLASS_WRAPPERS),
     "jsx": _Syntax("javascript", _JAVASCRIPT_LABELS, _BRACE_CLASS_WRAPPERS),
     "typescript": _Syntax("typescript", _TYPESCRIPT_LABELS, _BRACE_CLASS_WRAPPERS),
@@ -292,10 +288,11 @@ def outline(text: str, language: str) -> list[Definition]:
             if syntax.python and label == "function" and in_class:
                 label = "method"
             span = node.parent if node.parent is not None and node.parent.type == "decorated_definition" else node
+            around = (*parents, *_receiver(node, source))
             for owner, name in _names(node, syntax, label):
                 if _header_is_clean(owner, name):
                     text_of = source[name.start_byte : name.end_byte].decode("utf-8", "replace")
-                    found.append(Definition(label, text_of, span.start_point[0] + 1, span.end_point[0] + 1, parents))
+                    found.append(Definition(label, text_of, span.start_point[0] + 1, span.end_point[0] + 1, around))
                     inner = (*parents, text_of)
             if label in _FUNCTION_LABELS:
                 continue
@@ -404,6 +401,16 @@ def _names(node: Node, syntax: _Syntax, label: str) -> list[tuple[Node, Node]]:
     if name is not None and name.type == "user_type":  # Swift: `extension Foo.Bar<T>` is named `Bar`, as its type
         name = next((c for c in reversed(name.children) if c.type == "type_identifier"), None)
     return [] if name is None else [(node, name)]
+
+
+def _receiver(node: Node, source: bytes) -> tuple[str, ...]:
+    """A Go method's type, its receiver's (``func (m *Mux[T]) Handle`` is in ``Mux``); nothing for another node."""
+    receiver = node.child_by_field_name("receiver") if node.type == "method_declaration" else None
+    kind = next((c.child_by_field_name("type") for c in receiver.named_children), None) if receiver else None
+    while kind is not None and kind.type in ("pointer_type", "generic_type"):  # ``*Mux``, ``Stack[T]``
+        kind = kind.child_by_field_name("type") or next(iter(kind.named_children), None)
+    named = kind is not None and kind.type == "type_identifier"
+    return (source[kind.start_byte : kind.end_byte].decode("utf-8", "replace"),) if named else ()
 
 
 def _elixir_name(call: Node, label: str) -> Node | None:

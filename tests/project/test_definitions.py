@@ -500,6 +500,17 @@ def test_outline_gives_kotlin_swift_and_elixir_functions_their_class_type_or_mod
     assert [d.parents for d in elixir if d.name == "render"] == [("MyApp.Renderable",), ("Map",)]
 
 
+def test_outline_gives_a_go_method_its_receivers_type() -> None:
+    """``func (mx *Mux) Handle`` is a method of ``Mux``, as a method in a class is of the class, though Go writes it
+    outside the type; a plain function is of nothing."""
+    code = (
+        "package chi\n\ntype Mux struct{}\n\nfunc (mx *Mux) Handle(pattern string) {}\n\n"
+        "func (s Stack[T]) Push(v T) {}\n\nfunc (r render) Render() error { return nil }\n\nfunc NewMux() *Mux { return nil }\n"
+    )
+    got = {d.name: d.parents for d in outline(code, "go")}
+    assert got == {"Mux": (), "Handle": ("Mux",), "Push": ("Stack",), "Render": ("render",), "NewMux": ()}
+
+
 # --- methods inside classes, in every language -------------------------------------------------------
 
 

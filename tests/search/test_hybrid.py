@@ -651,3 +651,21 @@ def test_a_method_asked_for_in_its_type_comes_from_that_type_not_the_file_the_ty
     ``PathRouter``'s."""
     root = words_only(tmp_path, ROUTERS)
     assert top(root, None, query)[0] == ("routing/mod.rs", "route")
+
+
+# Two Go types' ``Render``, each in a file named for neither (gin's ``render/``).
+RENDERERS = {
+    "render/json.go": "package render\n\n// AsciiJSON writes JSON with non-ASCII escaped.\ntype AsciiJSON struct{ Data any }\n\n"
+    "// Render writes the escaped JSON.\nfunc (r AsciiJSON) Render(w Writer) error {\n\treturn writeASCII(w, r.Data)\n}\n",
+    "render/render.go": "package render\n\n// Render writes a response with its content type.\ntype Render interface {\n"
+    "\tRender(w Writer) error\n}\n\n// Redirect renders a redirect.\ntype Redirect struct{ Location string }\n\n"
+    "// Render writes the redirect.\nfunc (r Redirect) Render(w Writer) error {\n\treturn redirect(w, r.Location)\n}\n",
+}
+
+
+def test_a_go_method_asked_for_in_its_type_is_the_one_with_that_receiver(tmp_path):
+    """``AsciiJSON.Render`` is ``func (r AsciiJSON) Render``: Go writes a method outside its type, and the receiver
+    says which type it is of."""
+    root = words_only(tmp_path, RENDERERS)
+    assert top(root, None, "AsciiJSON.Render")[0] == ("render/json.go", "Render")
+    assert top(root, None, "Redirect.Render")[0] == ("render/render.go", "Render")
