@@ -592,11 +592,11 @@ def test_a_swift_protocol_named_by_its_keyword_does_not_list_itself(tmp_path):
 
 
 def test_past_the_first_results_fewer_definitions_are_listed(tmp_path):
-    """The first three results list six definitions; the places after them two, and how many more there are."""
+    """The first three results list six definitions; the places after them one, and how many more there are."""
     code = ["class Store:", *(f"    def m{n}(self): pass" for n in range(1, 6))]
     hits = on_disk(tmp_path, *(hit(f"s{i}.py", 1, code, 1 - i / 10, "Store", "class") for i in range(5)))
     defines = [line for line in render(hits, tmp_path, query="store").splitlines() if "defines:" in line]
     assert defines == [
         *["  defines: method m1, m2, m3, m4, m5"] * 3,
-        *["  defines: method m1, m2 (+3 more)"] * 2,
+        *["  defines: method m1 (+4 more)"] * 2,
     ]
