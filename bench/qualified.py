@@ -36,7 +36,9 @@ import onetool_code
 from onetool_code.project.definitions import outline
 from onetool_code.search.file_roles import is_test
 
-LANGUAGES = frozenset({"python", "javascript", "typescript", "tsx", "rust", "java", "kotlin", "cpp", "c", "go"})
+LANGUAGES = frozenset(
+    {"python", "javascript", "typescript", "tsx", "rust", "java", "kotlin", "swift", "cpp", "c", "go"}
+)
 COLONS = frozenset({"rust", "cpp", "c"})  # the languages that write ``Type::method``
 CALLABLE = frozenset({"function", "method", "constructor"})
 

@@ -280,7 +280,8 @@ def _declared(alternatives: str) -> str:
 def _typed(alternatives: str) -> str:
     # A method of Java's, C#'s or C++'s: its return type before the name (capitalised, a namespace's, or a
     # primitive one: not ``new Thread() {`` nor ``return x;``), its signature on one line, then what may follow it
-    # (``throws ...``, ``const``) and ``{``.
+    # (``throws ...``, ``const``) and ``{``, or ``;`` where it has no body (an interface's or abstract method, a
+    # header's prototype: ``boolean getBoolean(String key);``).
     kind = (
         r"(?:[A-Z][\w.$]{0,60}|(?:[a-z_]\w{0,30}::){1,3}\w{1,40}|"
         r"void|int|long|boolean|bool|double|float|char|byte|short|string|auto|unsigned)"
@@ -288,7 +289,7 @@ def _typed(alternatives: str) -> str:
     after = r"(?:[ \t]+(?:throws[ \t]+[\w., \t]{0,80}|const|noexcept|override|final))*"
     return (
         rf"^[ \t]*(?:{_LEADING}[ \t]+)*(?:<[^\n]{{0,40}}?>[ \t]+)?(?-i:{kind})(?:<[^\n]{{0,40}}?>)?(?:\[\])*[ \t&*]+"
-        rf"(?:{alternatives})[ \t]*\([^)\n]*\){after}[ \t]*\{{[ \t]*$"
+        rf"(?:{alternatives})[ \t]*\([^)\n]*\){after}[ \t]*[{{;][ \t]*$"
     )
 
 

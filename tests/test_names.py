@@ -159,6 +159,10 @@ def declares(name: str, code: str) -> list[bool]:
         ("tostring", "    public override string ToString() {"),  # C#
         ("data", "  const char* data() const noexcept {"),  # C++
         ("tostring", "std::string toString() const {"),
+        ("getboolean", "  boolean getBoolean(String key);"),  # an interface's method, which has no body
+        ("keys", "  @NonNull Set<String> keys();"),
+        ("parse", "    public abstract Node parse(Reader in) throws IOException;"),
+        ("size", "  int size();"),
     ],
 )
 def test_a_line_that_declares_a_name_in_any_language_chunkhound_parses(name, line):
@@ -183,6 +187,8 @@ def test_a_line_that_declares_a_name_in_any_language_chunkhound_parses(name, lin
         ("thread", "    executor.submit(new Thread() {"),
         ("thread", "    new Thread() {"),
         ("tostring", "    return toString() {"),
+        ("getboolean", "    return getBoolean(key);"),  # a call, which a statement is
+        ("getboolean", "    boolean enabled = getBoolean(key);"),
     ],
 )
 def test_a_line_that_extends_implements_or_uses_a_name_does_not_declare_it(name, line):
