@@ -166,11 +166,12 @@ def build_index(root: Path, base_url: str | None, *, embeddings: bool = True) ->
 
 def chunked_index(root: Path, chunks: list[tuple[str, int, int, str, str]]) -> Path:
     """An index with ChunkHound's schema holding exactly ``chunks`` (path, start, end, chunk type, symbol), each
-    chunk's code the file's lines ``start``..``end``, no vectors: the chunks ChunkHound may write (overlapping,
-    pieces of one definition) without its parser deciding them."""
+    chunk's code the file's lines ``start``..``end`` and its language the file's, no vectors: the chunks ChunkHound
+    may write (overlapping, pieces of one definition, a Java interface whole) without its parser deciding them."""
     import duckdb
 
     from onetool_code import schema
+    from onetool_code.project.languages import language_for
 
     db = root / ".chunkhound" / "db" / "chunks.db"
     db.parent.mkdir(parents=True, exist_ok=True)
@@ -180,17 +181,18 @@ def chunked_index(root: Path, chunks: list[tuple[str, int, int, str, str]]) -> P
         con.execute("INSERT INTO schema_version (version, description) VALUES (?, ?)", list(schema.SCHEMA_VERSION_ROW))
         ids: dict[str, int] = {}
         for path, start, end, chunk_type, symbol in chunks:
+            language = language_for(Path(path)) or "unknown"
             if path not in ids:
                 ids[path] = len(ids) + 1
                 con.execute(
-                    "INSERT INTO files (id, path, name, extension, language) VALUES (?, ?, ?, 'py', 'python')",
-                    [ids[path], path, path.rsplit("/", 1)[-1]],
+                    "INSERT INTO files (id, path, name, extension, language) VALUES (?, ?, ?, ?, ?)",
+                    [ids[path], path, path.rsplit("/", 1)[-1], path.rpartition(".")[2], language],
                 )
             code = "\n".join((root / path).read_text().split("\n")[start - 1 : end])
             con.execute(
                 "INSERT INTO chunks (file_id, chunk_type, symbol, code, start_line, end_line, language) "
-                "VALUES (?, ?, ?, ?, ?, ?, 'python')",
-                [ids[path], chunk_type, symbol, code, start, end],
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [ids[path], chunk_type, symbol, code, start, end, language],
             )
     return settled(db)
 

@@ -25,7 +25,7 @@ QUERY_ECHO_CHARS = 80
 BATCH_QUERY_ECHO_CHARS = 30
 DEFINITIONS_SHOWN = 6
 DEFINITIONS_LISTED = 1  # ... past the first results, which are places in a list (see ``DETAILED``): the one the query
-# is about, when one is (``shaping.describe``), and how many more (2: Django's unseen questions' median answer +40 B)
+# is about, when one is (``shaping.describe``), and how many more (2: Django's unseen questions' median answer +34 B)
 PREVIEW_LINE_CHARS = 120
 # Past the first results an answer is a list of places: a named one is its location and name, an unnamed one (a
 # comment, a block) also its best line; the other matching lines are listed for the first ones only. Ten results

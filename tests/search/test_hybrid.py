@@ -669,3 +669,36 @@ def test_a_go_method_asked_for_in_its_type_is_the_one_with_that_receiver(tmp_pat
     root = words_only(tmp_path, RENDERERS)
     assert top(root, None, "AsciiJSON.Render")[0] == ("render/json.go", "Render")
     assert top(root, None, "Redirect.Render")[0] == ("render/render.go", "Render")
+
+
+ARGUMENTS = {
+    "core/Arguments.java": "package core;\n\npublic interface Arguments {\n  boolean containsKey(String key);\n\n"
+    "  long getLong(String key);\n\n  String getString(String key);\n}\n",
+    "core/MapArguments.java": "package core;\n\nimport java.util.Map;\n\npublic class MapArguments implements Arguments {\n"
+    "  private final Map<String, Object> map;\n\n  public long getLong(String key) {\n"
+    "    return ((Number) map.get(key)).longValue();\n  }\n}\n",
+    "jni/JavaScriptValue.kt": "package jni\n\nclass JavaScriptValue(private val handle: Long) {\n"
+    "  fun getLong(): Long = readLong(handle)\n\n  fun getString(): String = readString(handle)\n}\n",
+}
+
+
+def test_an_interfaces_method_asked_for_in_its_type_comes_from_the_interface(tmp_path):
+    """``Arguments.getLong`` is the interface's ``long getLong(String key);``, a declaration without a body, in the
+    interface's one chunk (as ChunkHound stores a short Java interface): not another type's ``getLong`` in a chunk
+    of its own, nor the implementation in ``MapArguments.java``."""
+    for name, text in ARGUMENTS.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    conftest.chunked_index(
+        tmp_path,
+        [
+            ("core/Arguments.java", 3, 9, "interface", "Arguments"),
+            ("core/MapArguments.java", 5, 11, "class", "MapArguments"),
+            ("core/MapArguments.java", 8, 10, "method", "MapArguments.getLong"),
+            ("jni/JavaScriptValue.kt", 3, 7, "class", "JavaScriptValue"),
+            ("jni/JavaScriptValue.kt", 4, 4, "function", "getLong"),
+            ("jni/JavaScriptValue.kt", 6, 6, "function", "getString"),
+        ],
+    )
+    assert files_of(tmp_path, "Arguments.getLong")[0] == "core/Arguments.java"
+    assert files_of(tmp_path, "MapArguments.getLong")[0] == "core/MapArguments.java"
