@@ -14,9 +14,9 @@ repository: R@1 and MRR@10 over the answer's distinct files; ``--dotted`` also a
 Run from the repository root after ``bench/semble.py --setup-only`` (a minute or two)::
 
     .venv-test/bin/python bench/qualified.py
-    .venv-test/bin/python bench/qualified.py --data /tmp/expo-questions/benchmark --cache-dir /tmp/expo-questions/semble
+    .venv-test/bin/python bench/qualified.py --data /tmp/blind-questions/benchmark --cache-dir /tmp/blind-questions/semble
 
-The second asks the Kotlin (and Java) and Swift of ``expo-modules-core``, laid out by ``bench/expo_questions.py``.
+The second asks the Kotlin (and Java) and Swift of ``expo-modules-core``, laid out by ``bench/blind_questions.py``.
 
 It prints Markdown and asserts nothing.
 """

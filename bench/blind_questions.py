@@ -1,0 +1,104 @@
+"""Questions nobody tuned for: Kotlin, Swift and Python code, asked in the semble benchmark's form.
+
+Why (issue 35): the ranking is judged on a held-out split of the semble benchmark, in languages the development
+split lacks (Kotlin, Swift) as well as its own. This bench asks what an agent asks in words, on code nobody here
+tuned for: semantic, architecture and symbol questions, in ``bench/blind_questions/*.json``. Helper sessions wrote
+them on 2026-11-28 by reading the code, before any search ran on them and without running one. The gold is the
+file a developer would want first, with other good answers as secondary.
+
+- ``expo-android`` and ``expo-ios``, 25 questions each: the ``android/`` (Kotlin, some Java and C++) and ``ios/``
+  (Swift, some Objective-C) folders of the npm package ``expo-modules-core``, at the version ``bench/languages.py``
+  pins (fetched with ``npm pack``). Each folder is one repository, as a held-out repository is one project.
+- ``docutils``, 25 questions: docutils 0.21.2's source distribution from PyPI, whole (its ``docs/``, ``test/`` and
+  ``tools/`` beside the library). docutils lives on SourceForge, so no GitHub-based benchmark holds it.
+
+The script lays them out as a benchmark folder (``repos.tsv``, ``annotations/``, ``repos.tar.xz``) and runs
+``bench/semble.py`` on it. So the systems, the real ChunkHound 6.1.0 index without embeddings, semble 0.7.0 as
+semble-bm25 and the scoring are the same as on the semble split; semble.py's header still says "development
+split". Every option after ``--`` goes to semble.py (``--no-semble``, ``--per-query F``, ``--modes hybrid``,
+``--repos docutils``).
+
+Run from the repository root. The first run downloads about 12 MB, installs semble into the work folder's cache and
+indexes for about a minute; later runs take about 15 s::
+
+    .venv-test/bin/python bench/blind_questions.py --work /tmp/blind-questions
+    .venv-test/bin/python bench/blind_questions.py --work /tmp/blind-questions -- --no-semble --modes hybrid
+
+It prints Markdown and asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import languages
+import semble
+
+QUESTIONS = Path(__file__).resolve().with_name("blind_questions")
+DOCUTILS = "docutils==0.21.2"
+
+
+def docutils(work: Path) -> Path:
+    """docutils' source distribution, unpacked under ``work`` (downloaded once)."""
+    name, _, version = DOCUTILS.partition("==")
+    root = work / f"{name}-{version}"
+    if root.is_dir():
+        return root
+    with tempfile.TemporaryDirectory() as download:
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:", "-d", download,
+             DOCUTILS],
+            check=True,
+        )  # fmt: skip
+        (archive,) = Path(download).glob("*.tar.gz")
+        with tarfile.open(archive) as tar:
+            tar.extractall(download, filter="data")
+        shutil.move(str(Path(download) / root.name), root)
+    return root
+
+
+def lay_out(work: Path) -> Path:
+    """The benchmark folder under ``work``, in semble.py's form, made from the packages (fetched once): each
+    repository is (name, language, where it is from, the folder to archive, its benchmark root in it)."""
+    expo = languages.prepare(work)
+    repositories = (
+        ("expo-android", "kotlin", languages.PACKAGE, expo / "android", "android"),
+        ("expo-ios", "swift", languages.PACKAGE, expo / "ios", "ios"),
+        ("docutils", "python", DOCUTILS, docutils(work), ""),
+    )
+    data = work / "benchmark"
+    shutil.rmtree(data, ignore_errors=True)
+    (data / "annotations").mkdir(parents=True)
+    rows = ["# name\tlanguage\tgithub\trevision\tbenchmark_root"]
+    with tarfile.open(data / "repos.tar.xz", "w:xz") as tar:
+        for name, language, source, folder, root in repositories:
+            tar.add(folder, arcname=f"{name}/{root}" if root else name)
+            shutil.copy2(QUESTIONS / f"{name}.json", data / "annotations" / f"{name}.json")
+            rows.append(f"{name}\t{language}\t-\t{source}\t{root or '-'}")
+    (data / "repos.tsv").write_text("\n".join(rows) + "\n")
+    return data
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    passed = argv[argv.index("--") + 1 :] if "--" in argv else []
+    own = argv[: argv.index("--")] if "--" in argv else argv
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--work", type=Path, help="directory for the packages, their indexes and semble (kept)")
+    args = parser.parse_args(own)
+    with tempfile.TemporaryDirectory() as scratch:
+        work = (args.work or Path(scratch)).resolve()
+        work.mkdir(parents=True, exist_ok=True)
+        data = lay_out(work)
+        return semble.main(["--data", str(data), "--cache-dir", str(work / "semble"), *passed])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
