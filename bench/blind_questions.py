@@ -14,8 +14,8 @@ file a developer would want first, with other good answers as secondary.
 
 The script lays them out as a benchmark folder (``repos.tsv``, ``annotations/``, ``repos.tar.xz``) and runs
 ``bench/semble.py`` on it. So the systems, the real ChunkHound 6.1.0 index without embeddings, semble 0.7.0 as
-semble-bm25 and the scoring are the same as on the semble split; semble.py's header still says "development
-split". Every option after ``--`` goes to semble.py (``--no-semble``, ``--per-query F``, ``--modes hybrid``,
+semble-bm25 and the scoring are the same as on the semble split (semble.py's header names the folder). Every
+option after ``--`` goes to semble.py (``--no-semble``, ``--per-query F``, ``--modes hybrid``,
 ``--repos docutils``).
 
 Run from the repository root. The first run downloads about 12 MB, installs semble into the work folder's cache and

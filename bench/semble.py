@@ -842,7 +842,8 @@ def main(argv: list[str] | None = None) -> int:
     summary = summarize(systems, queries, data)
     chunkhound = ready["indexes"]
     header = [
-        f"semble benchmark, development split: {len(repos)} repositories, {sum(map(len, queries.values()))} queries "
+        f"{'semble benchmark, development split' if data == DEFAULT_DATA.resolve() else f'questions of {data}'}: "
+        f"{len(repos)} repositories, {sum(map(len, queries.values()))} queries "
         f"({datetime.now(UTC):%Y-%m-%d %H:%M} UTC)",
         "",
         f"- onetool_code: `{onetool_code.__file__}` ({_checkout_of(onetool_code.__file__)}); modes {', '.join(modes)}",
