@@ -10,7 +10,8 @@ file a developer would want first, with other good answers as secondary.
   (Swift, some Objective-C) folders of the npm package ``expo-modules-core``, at the version ``bench/languages.py``
   pins (fetched with ``npm pack``). Each folder is one repository, as a held-out repository is one project.
 - ``docutils``, 25 questions: docutils 0.21.2's source distribution from PyPI, whole (its ``docs/``, ``test/`` and
-  ``tools/`` beside the library). docutils lives on SourceForge, so no GitHub-based benchmark holds it.
+  ``tools/`` beside the library). docutils is developed on SourceForge, not on GitHub, where the semble benchmark
+  takes its repositories.
 
 The script lays them out as a benchmark folder (``repos.tsv``, ``annotations/``, ``repos.tar.xz``) and runs
 ``bench/semble.py`` on it. So the systems, the real ChunkHound 6.1.0 index without embeddings, semble 0.7.0 as
