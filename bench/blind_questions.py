@@ -1,4 +1,4 @@
-"""Questions nobody tuned for: Kotlin, Swift and Python code, asked in the semble benchmark's form.
+"""Questions nobody tuned for: Kotlin, Swift, Python and Rust code, asked in the semble benchmark's form.
 
 Why (issue 35): the ranking is judged on a held-out split of the semble benchmark, in languages the development
 split lacks (Kotlin, Swift) as well as its own. This bench asks what an agent asks in words, on code nobody here
@@ -12,6 +12,9 @@ file a developer would want first, with other good answers as secondary.
 - ``docutils``, 25 questions: docutils 0.21.2's source distribution from PyPI, whole (its ``docs/``, ``test/`` and
   ``tools/`` beside the library). docutils is developed on SourceForge, not on GitHub, where the semble benchmark
   takes its repositories.
+- ``mercurial``, 25 questions (3 of them on its Rust): Mercurial 6.9.4's source distribution from PyPI, whole (its
+  Python core and extensions, C extensions, Rust crates, tests and ``contrib/``). Mercurial is developed on its own
+  Heptapod server, not on GitHub.
 
 The script lays them out as a benchmark folder (``repos.tsv``, ``annotations/``, ``repos.tar.xz``) and runs
 ``bench/semble.py`` on it. So the systems, the real ChunkHound 6.1.0 index without embeddings, semble 0.7.0 as
@@ -19,8 +22,8 @@ semble-bm25 and the scoring are the same as on the semble split (semble.py's hea
 option after ``--`` goes to semble.py (``--no-semble``, ``--per-query F``, ``--modes hybrid``,
 ``--repos docutils``).
 
-Run from the repository root. The first run downloads about 12 MB, installs semble into the work folder's cache and
-indexes for about a minute; later runs take about 15 s::
+Run from the repository root. The first run downloads about 21 MB, installs semble into the work folder's cache and
+indexes for about three minutes (Mercurial's 61,685 chunks most of it); later runs take about 30 s::
 
     .venv-test/bin/python bench/blind_questions.py --work /tmp/blind-questions
     .venv-test/bin/python bench/blind_questions.py --work /tmp/blind-questions -- --no-semble --modes hybrid
@@ -44,18 +47,19 @@ import semble
 
 QUESTIONS = Path(__file__).resolve().with_name("blind_questions")
 DOCUTILS = "docutils==0.21.2"
+MERCURIAL = "mercurial==6.9.4"
 
 
-def docutils(work: Path) -> Path:
-    """docutils' source distribution, unpacked under ``work`` (downloaded once)."""
-    name, _, version = DOCUTILS.partition("==")
+def sdist(work: Path, requirement: str) -> Path:
+    """A package's source distribution from PyPI, unpacked under ``work`` (downloaded once)."""
+    name, _, version = requirement.partition("==")
     root = work / f"{name}-{version}"
     if root.is_dir():
         return root
     with tempfile.TemporaryDirectory() as download:
         subprocess.run(
             [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:", "-d", download,
-             DOCUTILS],
+             requirement],
             check=True,
         )  # fmt: skip
         (archive,) = Path(download).glob("*.tar.gz")
@@ -72,7 +76,8 @@ def lay_out(work: Path) -> Path:
     repositories = (
         ("expo-android", "kotlin", languages.PACKAGE, expo / "android", "android"),
         ("expo-ios", "swift", languages.PACKAGE, expo / "ios", "ios"),
-        ("docutils", "python", DOCUTILS, docutils(work), ""),
+        ("docutils", "python", DOCUTILS, sdist(work, DOCUTILS), ""),
+        ("mercurial", "python", MERCURIAL, sdist(work, MERCURIAL), ""),
     )
     data = work / "benchmark"
     shutil.rmtree(data, ignore_errors=True)
