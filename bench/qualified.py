@@ -98,7 +98,7 @@ def make_queries(root: Path, repo: str, per_repo: int) -> list[Asked]:
 
 def rank(root: Path, asked: Asked, dotted: bool) -> int | None:
     answer = onetool_code.search(query=asked.query(dotted), path=str(root), format="json", limit=10)
-    files = list(dict.fromkeys(result["file_path"] for result in answer.get("results", [])))
+    files = semble.distinct_files([result["file_path"] for result in answer.get("results", [])])
     return files.index(asked.gold) + 1 if asked.gold in files else None
 
 
