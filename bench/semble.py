@@ -52,9 +52,9 @@ not indexed; a gold file without chunks is reported); semble 0.7.0 pip-installed
 3.11+; 3.11 is ``python3`` here; semble's own caches, its statistics and grammars, are kept in the bench's
 cache too). Each step leaves a marker and is skipped when done. Nothing downloads at run time. The index lives in the project (``ROOT/.chunkhound/db/chunks.db``): this is our extracted copy.
 
-Run from the repository root (setup ~70 s the first time, then each run ~11 s on 2 cores)::
+Run from the repository root (setup about 3 minutes the first time, then each run about 40 s on 2 cores)::
 
-    .venv-test/bin/python bench/semble.py                                   # all 7, all queries, all systems
+    .venv-test/bin/python bench/semble.py                                   # all 14, all queries, all systems
     .venv-test/bin/python bench/semble.py --setup-only
     .venv-test/bin/python bench/semble.py --repos fastapi,gin --queries-per-repo 5 --no-semble
     .venv-test/bin/python bench/semble.py --per-query /tmp/semble_perquery.json --json-out /tmp/semble.json
@@ -770,7 +770,7 @@ def main(argv: list[str] | None = None) -> int:
         "--data", type=Path, default=DEFAULT_DATA, help=f"the benchmark's folder (default {DEFAULT_DATA})"
     )
     parser.add_argument("--cache-dir", type=Path, help="setup cache (default ~/.cache/onetool-code/bench/semble)")
-    parser.add_argument("--repos", help="comma-separated repository names (default: all 7)")
+    parser.add_argument("--repos", help="comma-separated repository names (default: every one in the folder)")
     parser.add_argument("--queries-per-repo", type=int, help="the first N queries of each repository (quick runs)")
     parser.add_argument(
         "--modes", default=DEFAULT_MODES, help=f"our search modes, comma-separated (default {DEFAULT_MODES})"

@@ -36,12 +36,18 @@ MAX_NAME = 60
 # a plain group, since a ``?`` in the SQL text would read as a parameter.
 PART_SUFFIX = r"(_part\d+)+"
 _PART_SUFFIX = re.compile(PART_SUFFIX + "$")
+# ChunkHound's label of the chunk that holds a file's top level, by language: most say ``file_structure``;
+# Elixir ``elixir_source``, Bash ``bash_script``, Lua ``lua_chunk``, and data ``json_document`` and the like.
+_TOP_LEVEL_LABELS = (
+    "file_structure|elixir_source|bash_script|lua_chunk|json_document|toml_document|hcl_document|text_document"
+)
+_TOP_LEVEL = re.compile(f"^(?:{_TOP_LEVEL_LABELS})$")
 # Synthetic in any language: a kind and a line number, joined pieces of them, and ChunkHound's fixed labels
 # (``unnamed``, ``unnamed_<concept>`` for what its parser could not name, and its language mappings' own: Elixir's
 # ``unnamed_attr``, Bash's ``unnamed_source``, a Makefile's ``unnamed_target`` and ``unnamed_include``, Lua's
 # ``unnamed_require``).
 _SYNTHETIC = re.compile(
-    r"^(?:file_structure|(?:[a-z_]*_line_\d+_?)+|"
+    rf"^(?:{_TOP_LEVEL_LABELS}|(?:[a-z_]*_line_\d+_?)+|"
     r"unnamed(?:_(?:definition|block|comment|import|structure|attr|source|target|include|require))?)$"
 )
 # Kinds whose symbol is made from their text (imports: ``import_os_from_pathlib``), never a name.
@@ -70,6 +76,11 @@ def display_name(symbol: str, chunk_type: str, language: str, lines: Sequence[st
     if chunk_type in _UNNAMED_TYPES or _SYNTHETIC.match(name):
         return ""
     return shorten(name)
+
+
+def top_level(symbol: str) -> bool:
+    """The chunk is a file's top level (imports, a module's header), which defines nothing of its own."""
+    return _TOP_LEVEL.match(_PART_SUFFIX.sub("", symbol)) is not None
 
 
 def bare(symbol: str) -> str:

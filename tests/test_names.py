@@ -35,8 +35,14 @@ TOML = ["[project]", 'name = "httpx"', "", "[[tool.mypy.overrides]]", 'module = 
         ("from_dict", "method", "python", "from_dict"),
         ("paragraph_style", "variable", "python", "paragraph_style"),
         ("table_name", "variable", "python", "table_name"),
+        ("elixir_source_path", "function", "elixir", "elixir_source_path"),
+        ("parse_document", "function", "python", "parse_document"),
         # ChunkHound's synthetic labels in code (measured on 6.1.0)
         ("file_structure", "namespace", "python", ""),
+        ("elixir_source_part1_part2", "namespace", "elixir", ""),  # a file's top level, as other languages call it
+        ("bash_script", "namespace", "bash", ""),
+        ("lua_chunk", "namespace", "lua", ""),
+        ("json_document", "document", "json", ""),
         ("comment_line_105", "comment", "python", ""),
         ("module_docstring_line_1", "comment", "python", ""),
         ("definition_line_72", "function", "python", ""),

@@ -25,6 +25,7 @@ from onetool_code.names import (
     names_in,
     spellings,
     stem,
+    top_level,
     word_tokens,
     written,
 )
@@ -337,8 +338,8 @@ def _kind(hit: Hit, wants: _Wants) -> float:
 def prior(hit: Hit, wants: _Wants) -> float:
     """The structural prior of one hit: a product of the factors above, 1.0 for defining source code."""
     factor = 1.0
-    # ChunkHound's ``file_structure`` chunks are a file's top level (imports, ``__all__``), typed ``namespace``.
-    if hit.chunk_type not in DEFINING_TYPES or hit.symbol.startswith("file_structure"):
+    # ChunkHound's top-level chunks (imports, ``__all__``, a module's header) are typed ``namespace`` (``names``).
+    if hit.chunk_type not in DEFINING_TYPES or top_level(hit.symbol):
         factor *= NOT_DEFINING
     path = hit.file_path
     factor *= _kind(hit, wants)

@@ -233,6 +233,27 @@ def test_a_definition_is_recognised_by_its_first_line_when_the_symbol_is_synthet
     assert ranking.prior(chunk, wants) == (expected if defines else 1.0)
 
 
+@pytest.mark.parametrize(
+    ("symbol", "language"),
+    [
+        ("file_structure", "python"),
+        ("elixir_source_part1_part2", "elixir"),
+        ("bash_script", "bash"),
+        ("lua_chunk", "lua"),
+    ],
+)
+def test_a_files_top_level_defines_nothing_whatever_its_language_calls_it(symbol, language):
+    """ChunkHound names the chunk of a file's top level by language. An Elixir one holds the module's header and
+    its first functions, and is ranked as the variables and imports are, below the definitions it holds."""
+    code = (
+        "# Loads dependencies.\ndefmodule Mix.Dep.Loader do\n  @moduledoc false\n\n  def children do\n    []\n  end\n"
+    )
+    top_level = Hit(1, "lib/mix/dep/loader.ex", language, "namespace", symbol, code, 1, 7, 0.5)
+    wants = ranking._Wants.of("load dependencies", Filters())
+    assert ranking.prior(top_level, wants) == ranking.NOT_DEFINING
+    assert ranking.prior(replace(top_level, symbol="Mix.Dep.Loader"), wants) == 1.0
+
+
 def test_regex_mode(sample_index):
     answer = onetool_code.search(query=r"def \w+_config", path=str(sample_index.root), mode="regex", format="json")
     assert [r["name"] for r in answer["results"]] == ["parse_config_file", "load_config"]
