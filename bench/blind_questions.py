@@ -1,7 +1,7 @@
-"""Questions nobody tuned for: Kotlin, Swift, Python and Rust code, asked in the semble benchmark's form.
+"""Questions nobody tuned for: Kotlin, Swift, Python, Rust and Elixir code, asked in the semble benchmark's form.
 
 Why (issue 35): the ranking is judged on a held-out split of the semble benchmark, in languages the development
-split lacks (Kotlin, Swift) as well as its own. This bench asks what an agent asks in words, on code nobody here
+split lacks (Kotlin, Swift, Elixir) as well as its own. This bench asks what an agent asks in words, on code nobody here
 tuned for: semantic, architecture and symbol questions, in ``bench/blind_questions/*.json``. Helper sessions wrote
 them on 2026-11-28 by reading the code, before any search ran on them and without running one. The gold is the
 file a developer would want first, with other good answers as secondary.
@@ -15,6 +15,9 @@ file a developer would want first, with other good answers as secondary.
 - ``mercurial``, 25 questions (3 of them on its Rust): Mercurial 6.9.4's source distribution from PyPI, whole (its
   Python core and extensions, C extensions, Rust crates, tests and ``contrib/``). Mercurial is developed on its own
   Heptapod server, not on GitHub.
+- ``elixir-core``, 25 questions (3 of them on its Erlang, which ChunkHound does not index), written the same way
+  in a later session: the ``lib/elixir/`` folder of Elixir 1.14.0's source (the standard library, with its Erlang
+  compiler), from Debian's source archive, the one registry here that holds Elixir's source (its checksum pinned).
 
 The script lays them out as a benchmark folder (``repos.tsv``, ``annotations/``, ``repos.tar.xz``) and runs
 ``bench/semble.py`` on it. So the systems, the real ChunkHound 6.1.0 index without embeddings, semble 0.7.0 as
@@ -22,8 +25,8 @@ semble-bm25 and the scoring are the same as on the semble split (semble.py's hea
 option after ``--`` goes to semble.py (``--no-semble``, ``--per-query F``, ``--modes hybrid``,
 ``--repos docutils``).
 
-Run from the repository root. The first run downloads about 21 MB, installs semble into the work folder's cache and
-indexes for about three minutes (Mercurial's 61,685 chunks most of it); later runs take about 30 s::
+Run from the repository root. The first run downloads about 23 MB, installs semble into the work folder's cache and
+indexes for about four minutes (Mercurial's 61,685 chunks most of it); later runs take about 40 s::
 
     .venv-test/bin/python bench/blind_questions.py --work /tmp/blind-questions
     .venv-test/bin/python bench/blind_questions.py --work /tmp/blind-questions -- --no-semble --modes hybrid
@@ -34,11 +37,13 @@ It prints Markdown and asserts nothing.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import shutil
 import subprocess
 import sys
 import tarfile
 import tempfile
+import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -48,6 +53,8 @@ import semble
 QUESTIONS = Path(__file__).resolve().with_name("blind_questions")
 DOCUTILS = "docutils==0.21.2"
 MERCURIAL = "mercurial==6.9.4"
+ELIXIR = "http://deb.debian.org/debian/pool/main/e/elixir-lang/elixir-lang_1.14.0.dfsg.orig.tar.xz"
+ELIXIR_SHA256 = "3dfa724f36b90d1bc41b9626a8ea0c293255c3a21a4d608c576ce39e2a23e5c9"  # Debian's .dsc says so
 
 
 def sdist(work: Path, requirement: str) -> Path:
@@ -69,6 +76,24 @@ def sdist(work: Path, requirement: str) -> Path:
     return root
 
 
+def elixir(work: Path) -> Path:
+    """Elixir 1.14.0's source, unpacked under ``work`` (downloaded once, its checksum checked)."""
+    root = work / "elixir-1.14.0"
+    if root.is_dir():
+        return root
+    with tempfile.TemporaryDirectory() as download:
+        archive = Path(download) / "elixir.tar.xz"
+        with urllib.request.urlopen(ELIXIR, timeout=120) as response:
+            archive.write_bytes(response.read())
+        digest = hashlib.sha256(archive.read_bytes()).hexdigest()
+        if digest != ELIXIR_SHA256:
+            raise SystemExit(f"Error: {ELIXIR} has sha256 {digest}, not {ELIXIR_SHA256}")
+        with tarfile.open(archive) as tar:
+            tar.extractall(download, filter="data")
+        shutil.move(str(Path(download) / root.name), root)
+    return root
+
+
 def lay_out(work: Path) -> Path:
     """The benchmark folder under ``work``, in semble.py's form, made from the packages (fetched once): each
     repository is (name, language, where it is from, the folder to archive, its benchmark root in it)."""
@@ -78,6 +103,7 @@ def lay_out(work: Path) -> Path:
         ("expo-ios", "swift", languages.PACKAGE, expo / "ios", "ios"),
         ("docutils", "python", DOCUTILS, sdist(work, DOCUTILS), ""),
         ("mercurial", "python", MERCURIAL, sdist(work, MERCURIAL), ""),
+        ("elixir-core", "elixir", ELIXIR, elixir(work) / "lib" / "elixir", ""),
     )
     data = work / "benchmark"
     shutil.rmtree(data, ignore_errors=True)
