@@ -7,6 +7,7 @@ The map, in the order a search meets it:
 - ``embeddings``: the embeddings request to the provider the index was built with; ``transport`` its HTTP.
 - ``retrieval``: each query's ranked lists as its mode calls for; ``lookup`` the definitions a query names.
 - ``ranking``: pure functions over ranked hits (hybrid fusion, priors, pages); ``reranking`` the reranker.
+- ``wants``: what a query and its filters ask for, read once for the hybrid ranking.
 - ``related``: the tool ``related``, code like a place, by the stored vector there.
 - ``usages``: the tool ``usages``, the lines that use a name.
 """

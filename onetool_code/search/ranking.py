@@ -9,28 +9,15 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import PurePosixPath
 
 from onetool_code.hits import Hit
-from onetool_code.names import (
-    COMMENT_STARTS,
-    STOPWORDS,
-    bare,
-    defining_line,
-    definition_of,
-    identifiers,
-    names_in,
-    spellings,
-    stem,
-    top_level,
-    word_tokens,
-    written,
-)
+from onetool_code.names import COMMENT_STARTS, bare, defining_line, top_level, word_tokens, written
 from onetool_code.schema import Filters
-from onetool_code.search import file_roles, phrases
+from onetool_code.search import file_roles
+from onetool_code.search.wants import DATA_LANGUAGES, Wants
 
 RRF_K = 60
 
@@ -83,13 +70,6 @@ DEFINING_TYPES = frozenset(
 DECLARING_TYPES = frozenset(
     {"class", "interface", "struct", "enum", "trait", "type_alias", "type", "object", "data_class", "macro"}
 )
-# What is not code: ChunkHound's languages of data and configuration, and files it knows no language of.
-_DATA_LANGUAGES = frozenset({"json", "yaml", "toml", "makefile", "unknown", "git_diff"})
-_DATA_WORDS = frozenset(
-    {"config", "configuration", "yaml", "yml", "toml", "makefile", "dockerfile", "manifest", "ini", "json"}
-)
-_TEST_WORDS = frozenset({"test", "tests", "testing", "spec", "specs", "fixture", "fixtures", "mock", "mocks"})
-_DOC_WORDS = frozenset({"doc", "docs", "documentation", "readme", "example", "examples", "changelog", "guide"})
 
 
 def hybrid(
@@ -117,7 +97,7 @@ def hybrid(
     """
     fused: dict[tuple[str, int, int], float] = {}
     best: dict[tuple[str, int, int], Hit] = {}
-    wants = _Wants.of(query, filters, project)
+    wants = Wants.of(query, filters, project)
     if wants.qualifiers and not qualified:
         # No definition meets the qualifiers: the name may be another project's (``std::ostream`` in fmt, whose
         # ``ostream`` is ``fmt::ostream``), in a sentence one word of it.
@@ -156,7 +136,7 @@ def names_only(query: str) -> bool:
     are defined. The vectors of a name say what its words mean, and rank its mentions among its definition's
     neighbours; they answer only when neither the words nor the definitions found anything (``hybrid``), so a
     search asks for them only then (``engine``)."""
-    return _Wants.of(query, Filters()).names_only
+    return Wants.of(query, Filters()).names_only
 
 
 def _ranks(hits: Sequence[Hit], *, shared: bool) -> list[tuple[int, Hit]]:
@@ -173,7 +153,7 @@ def _ranks(hits: Sequence[Hit], *, shared: bool) -> list[tuple[int, Hit]]:
 
 
 def _file_evidence(
-    scored: dict[tuple[str, int, int], float], wants: _Wants, kinds: dict[str, float], met: frozenset[str] | None
+    scored: dict[tuple[str, int, int], float], wants: Wants, kinds: dict[str, float], met: frozenset[str] | None
 ) -> None:
     """What is known of a file as a whole lifts its best hit, by a share of the best score of all (added, not
     multiplied: a file named for the question can rise from far down), times the kind of file it is against what
@@ -184,7 +164,10 @@ def _file_evidence(
       (``binding/default_validator.go`` for "how validators are plugged in for struct binding");
     - many of its chunks matching: the sum of its hits' scores over the highest such sum, times
       ``COHERENT_FILE`` (``format.h`` for "how fmt::format formats strings"). ChunkHound nests chunks (a
-      block, and a block inside it): a hit inside a better one of its file is that place again, not counted.
+      block, and a block inside it) and overlaps them (an Elixir module's parts of about 50 lines cut across its
+      functions): a hit counts for the share of its lines that no better hit of its file holds, so one inside a
+      better one is that place again, not counted (against counting an overlapping hit whole: the semble split
+      +0.001, the blind questions +0.007).
 
     Only the second for a query of one name written as code (``Router``: its definition's file, not
     ``route_headers.go``, whose name starts so), and outside ``met``, the files where a definition meets a query of
@@ -198,10 +181,11 @@ def _file_evidence(
     counted: dict[str, list[tuple[int, int]]] = {}
     for key, value in sorted(scored.items(), key=lambda item: -item[1]):
         spans = counted.setdefault(key[0], [])
-        if any(start <= key[1] and key[2] <= end for start, end in spans):
+        own = _lines_not_in(key[1], key[2], spans)
+        if own <= 0:
             continue
         spans.append((key[1], key[2]))
-        sums[key[0]] = sums.get(key[0], 0.0) + value
+        sums[key[0]] = sums.get(key[0], 0.0) + value * own / (key[2] - key[1] + 1)
         best.setdefault(key[0], key)
     most = max(sums.values())
     if top <= 0 or most <= 0:
@@ -214,6 +198,17 @@ def _file_evidence(
         focus = file_roles.name_focus(path, wants.stems)
         evidence = PATH_WORDS * named + COHERENT_FILE * sums[path] / most + FILE_FOCUS * focus
         scored[key] += top * evidence * kinds[path]
+
+
+def _lines_not_in(start: int, end: int, spans: Sequence[tuple[int, int]]) -> int:
+    """How many of the lines ``start``..``end`` none of ``spans`` (inclusive line ranges) holds."""
+    held, cursor = 0, start
+    for first, last in sorted(spans):
+        low, high = max(first, cursor), min(last, end)
+        if low <= high:
+            held += high - low + 1
+            cursor = high + 1
+    return end - start + 1 - held
 
 
 def _spread(ranked: Sequence[tuple[str, float]]) -> list[tuple[float, int]]:
@@ -231,70 +226,7 @@ def _spread(ranked: Sequence[tuple[str, float]]) -> list[tuple[float, int]]:
     return decayed
 
 
-class _Wants:
-    """What the query and the filters ask for: tests, docs, the names they spell out, and the qualifiers of
-    dotted names (``Layer`` in ``Layer.prototype.match``: a file or class to look in, not the thing itself)."""
-
-    def __init__(
-        self,
-        tests: bool,
-        docs: bool,
-        names: frozenset[str],
-        qualifiers: frozenset[str],
-        data: bool = False,
-        keywords: frozenset[str] = frozenset(),
-        spelled: dict[str, str] | None = None,
-        prose: bool = False,
-        query_words: Sequence[str] = (),
-        runs: phrases.Runs = phrases.NO_RUNS,
-    ) -> None:
-        self.tests, self.docs, self.names, self.qualifiers = tests, docs, names, qualifiers
-        self.data, self.keywords, self.spelled, self.prose = data, keywords, spelled or {}, prose
-        self.runs = runs
-        self.joined = _joined(query_words) if query_words else frozenset()
-        self.stems = frozenset(stem(w) for w in keywords)
-        self.words = frozenset(query_words)
-        # The query is one name written as code (``Router``, ``basic_format_args``), not a word ("quantize").
-        self.names_only = bool(names) and not prose
-        self.code_name = self.names_only and all(re.search("[A-Z_]", self.spelled.get(n, n)) for n in names)
-        # A name among other words and with no qualifier may be incidental ("toString builder for ...");
-        # ``QuerySet.bulk_create`` in a sentence is not, nor a name only the sentence's words spell together
-        # ("JSON object": ``JsonObject``, found by ``lookup``), which no word of it was written as by chance.
-        self.incidental = prose and bool(names) and not qualifiers
-        self.definition = definition_of(names) if names else None
-
-    @classmethod
-    def of(cls, query: str, filters: Filters, project: frozenset[str] = frozenset()) -> _Wants:
-        words = {w.lower() for w in re.findall(r"[A-Za-z]+", query)}
-        needles = " ".join((*filters.include, *filters.languages))
-        names, qualifiers = names_in(query)
-        keywords = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9]*", query)}
-        named = names | qualifiers
-        return cls(
-            tests=bool(words & _TEST_WORDS) or "test" in needles or "spec" in needles,
-            docs=bool(words & _DOC_WORDS) or "doc" in needles or "markdown" in needles or ".md" in needles,
-            names=names,
-            qualifiers=qualifiers,
-            data=bool(words & _DATA_WORDS) or any(language in _DATA_LANGUAGES for language in filters.languages),
-            keywords=frozenset(w for w in keywords if len(w) > 2 and w not in STOPWORDS and w not in project),
-            spelled=spellings(query),
-            query_words=[w.lower() for w in re.findall(r"[A-Za-z0-9]+", query)],
-            # A qualified identifier is a name and its qualifiers (``Paginator.page``, ``Router::route``, a path's
-            # ``migrate.py``), never words of a sentence.
-            prose=any(
-                w.isidentifier() and w not in named and w not in STOPWORDS for w in map(str.lower, identifiers(query))
-            ),
-            runs=phrases.Runs.of(query),
-        )
-
-
-def _joined(words: Sequence[str]) -> frozenset[str]:
-    """Two or three neighbouring words of the query run together: the file "toString builder" names is
-    ``ToStringBuilder.java``."""
-    return frozenset("".join(words[i : i + n]) for n in (2, 3) for i in range(len(words) - n + 1))
-
-
-def _defined_as(hit: Hit, wants: _Wants) -> str | None:
+def _defined_as(hit: Hit, wants: Wants) -> str | None:
     """The name the query spells out that the chunk defines, as the chunk writes it (case kept): by its symbol,
     or, since ChunkHound names many definitions synthetically (``definition_line_72``), by one of its first
     code lines; the name ``lookup`` found it defining otherwise."""
@@ -322,7 +254,7 @@ def _written(text: str, names: frozenset[str]) -> str | None:
     return found.group() if found else None
 
 
-def _kind(hit: Hit, wants: _Wants) -> float:
+def _kind(hit: Hit, wants: Wants) -> float:
     """What kind of file the hit is in, against what is asked for: tests, documentation, data."""
     factor = 1.0
     path = hit.file_path
@@ -330,12 +262,12 @@ def _kind(hit: Hit, wants: _Wants) -> float:
         factor *= TESTS
     if wants.docs != file_roles.is_doc(path, hit.language):
         factor *= DOCS
-    if hit.language in _DATA_LANGUAGES and not wants.data:
+    if hit.language in DATA_LANGUAGES and not wants.data:
         factor *= NOT_CODE
     return factor
 
 
-def prior(hit: Hit, wants: _Wants) -> float:
+def prior(hit: Hit, wants: Wants) -> float:
     """The structural prior of one hit: a product of the factors above, 1.0 for defining source code."""
     factor = 1.0
     # ChunkHound's top-level chunks (imports, ``__all__``, a module's header) are typed ``namespace`` (``names``).

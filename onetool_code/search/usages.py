@@ -6,7 +6,7 @@ reads them, because ChunkHound's chunks do not hold every line: it leaves lines 
 at all of some files (a quarter of Django's 4,036 files, its longest test modules among them). Line numbers are
 then the file's own, as in every answer.
 
-A qualified name narrows as ``search`` reads it (``ranking.names_in``): ``module.name`` (a lowercase qualifier)
+A qualified name narrows as ``search`` reads it (``names.names_in``): ``module.name`` (a lowercase qualifier)
 counts the lines writing ``module.name`` and the bare ``name`` in files that mention ``module`` (its import), not
 ``other.name``; ``Class.method`` counts every use of ``method``, since which class an object has is beyond a text
 index (``qs.bulk_create(...)``). A line that defines the name is a definition, never a use.

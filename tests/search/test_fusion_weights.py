@@ -88,3 +88,23 @@ def test_a_definition_two_words_of_a_question_spell_weighs_as_a_name_asked_alone
     others = [chunk(f"x{i}.ts", f"helper{i}", f"function helper{i}() {{}}", 5.0 - i / 100) for i in range(18)]
     lexical = [naming, *others, replace(declared, score=1.0)]
     assert order("JSON object with named fields", lexical, (declared,))[0] == "elements.ts"
+
+
+def test_a_name_one_word_of_a_sentence_weighs_less_than_the_file_the_sentence_names():
+    # commons-lang's shape: "toString builder for ..." asks for ``ToStringBuilder.java``, which the words find
+    # second; every class defines ``toString``, and the one the words find first is only one of them.
+    method = "  @Override\n  public String toString() {\n    return name;\n  }"
+    defining = [chunk(f"lang/{n}.java", "toString", method, 9.0 - i, "java", "method") for i, n in enumerate("ABC")]
+    defining = [replace(hit, defines="tostring") for hit in defining]
+    builder = chunk(
+        "lang/builder/ToStringBuilder.java",
+        "ToStringBuilder",
+        "/** A human-readable description of an object. */\npublic class ToStringBuilder {\n}",
+        8.5,
+        "java",
+        "class",
+    )
+    lexical = [defining[0], builder, *defining[1:]]
+    query = "toString builder for human-readable object descriptions"
+    assert order(query, lexical, tuple(defining))[0] == "lang/builder/ToStringBuilder.java"
+    assert order("toString", lexical, tuple(defining))[0] == "lang/A.java"  # the name alone: its definitions

@@ -21,6 +21,7 @@ from onetool_code.index import lexical
 from onetool_code.index.store import STORE
 from onetool_code.schema import Filters
 from onetool_code.search import lookup, phrases, ranking
+from onetool_code.search.wants import Wants
 
 
 def make_project(root: Path, files: dict[str, str], base_url: str | None) -> Path:
@@ -118,8 +119,29 @@ def test_fusion_is_deterministic_and_ties_fall_back_to_path_then_line():
     assert fused[0].score == pytest.approx(fused_c * (1 + ranking.COHERENT_FILE))
 
 
+def test_a_hit_overlapping_a_better_one_of_its_file_counts_only_for_its_own_lines():
+    """An Elixir module's parts of about 50 lines cut across its functions: the part that overlaps a function
+    found first is mostly that place again, and its file has fewer matching places than one whose hits are apart."""
+
+    def span(chunk_id: int, path: str, start: int, end: int) -> Hit:
+        return Hit(chunk_id, path, "elixir", "function", "f", "code\nmore\nlines", start, end, 0.5)
+
+    def fused(second_of_a: Hit) -> list[Hit]:
+        words = [span(1, "a.ex", 1, 10), span(2, "b.ex", 1, 10), second_of_a, span(4, "b.ex", 20, 29)]
+        return ranking.hybrid([], words, "a search query", Filters())
+
+    assert fused(span(3, "a.ex", 2, 11))[0].file_path == "b.ex"  # 1 line of 10 its own
+    assert fused(span(3, "a.ex", 12, 21))[0].file_path == "a.ex"  # all 10
+    assert fused(span(3, "a.ex", 3, 8))[0].file_path == "b.ex"  # inside the first: none
+    # Around the first: its other 10 lines of 20 are its own, half its score.
+    rank = [(ranking.HYBRID_K + 1) / (ranking.HYBRID_K + r) for r in (1, 2, 3, 4)]
+    a_ex = next(h for h in fused(span(3, "a.ex", 1, 20)) if h.chunk_id == 1)
+    evidence = ranking.COHERENT_FILE * (rank[0] + rank[2] / 2) / (rank[1] + rank[3])
+    assert a_ex.score == pytest.approx(rank[0] * (1 + evidence))
+
+
 @pytest.mark.parametrize(
-    ("query", "names", "qualifiers"),
+    ("query", "spelled", "qualifiers"),
     [
         ("Segment.split_and_crop_lines", {"split_and_crop_lines"}, {"segment"}),
         ("Layer.prototype.match", {"match"}, {"layer"}),
@@ -137,13 +159,13 @@ def test_fusion_is_deterministic_and_ties_fall_back_to_path_then_line():
         ("writing to std::ostream", {"ostream"}, {"std"}),
     ],
 )
-def test_the_names_a_query_spells_out(query, names, qualifiers):
-    assert ranking.names_in(query) == (names, qualifiers)
+def test_the_names_a_query_spells_out(query, spelled, qualifiers):
+    assert names.names_in(query) == (spelled, qualifiers)
 
 
 def test_a_capitalised_word_is_a_name_only_when_not_strict():
-    assert ranking.names_in("how does the Client pick a timeout", strict=True) == (set(), set())
-    assert ranking.names_in("TooManyFieldsSent: the GET parameters", strict=True) == ({"toomanyfieldssent"}, set())
+    assert names.names_in("how does the Client pick a timeout", strict=True) == (set(), set())
+    assert names.names_in("TooManyFieldsSent: the GET parameters", strict=True) == ({"toomanyfieldssent"}, set())
 
 
 def test_two_words_of_a_sentence_run_together_are_a_name_code_may_give():
@@ -227,7 +249,7 @@ def test_a_local_variable_two_words_of_the_question_name_is_no_definition(tmp_pa
 )
 def test_a_definition_is_recognised_by_its_first_line_when_the_symbol_is_synthetic(first_line, defines):
     chunk = Hit(1, "src/a.ts", "typescript", "function", "definition_line_7", first_line + "\n  body\n}", 7, 9, 0.5)
-    wants = ranking._Wants.of("shallowCopy", Filters())
+    wants = Wants.of("shallowCopy", Filters())
     # Named: boosted, the less when the chunk writes the name in another case (``ShallowCopy``).
     expected = ranking.NAMED * (ranking.OTHER_CASE if "ShallowCopy" in first_line else 1.0)
     assert ranking.prior(chunk, wants) == (expected if defines else 1.0)
@@ -249,7 +271,7 @@ def test_a_files_top_level_defines_nothing_whatever_its_language_calls_it(symbol
         "# Loads dependencies.\ndefmodule Mix.Dep.Loader do\n  @moduledoc false\n\n  def children do\n    []\n  end\n"
     )
     top_level = Hit(1, "lib/mix/dep/loader.ex", language, "namespace", symbol, code, 1, 7, 0.5)
-    wants = ranking._Wants.of("load dependencies", Filters())
+    wants = Wants.of("load dependencies", Filters())
     assert ranking.prior(top_level, wants) == ranking.NOT_DEFINING
     assert ranking.prior(replace(top_level, symbol="Mix.Dep.Loader"), wants) == 1.0
 
@@ -440,21 +462,26 @@ def test_one_files_many_hits_leave_room_for_other_files(tmp_path):
 
 
 def test_a_name_inside_a_sentence_counts_less_than_the_file_it_names(tmp_path):
-    """ "toString builder for ..." is about ``ToStringBuilder``, not the ``toString`` method of every class."""
+    """ "toString builder for ..." is about ``ToStringBuilder``, not the ``toString`` method of every class: all
+    of them define it (as commons-lang's do), and the sentence's other words pick the builder
+    (``test_fusion_weights`` weighs each part)."""
     classes = {
-        f"lang/{name}.java": f"public class {name} {{\n  @Override\n  public String toString() {{\n"
+        f"lang/{name}.java": f"public class {name} {{\n  private final int value;\n\n"
+        f"  public {name}(int value) {{\n    this.value = value;\n  }}\n\n"
+        f"  @Override\n  public String toString() {{\n"
         f'    return "{name}";\n  }}\n}}\n'
         for name in ("ArrayUtils", "StringUtils", "CharRange", "Fraction", "Range", "Pair")
     }
     builder = (
         "public class ToStringBuilder {\n  public ToStringBuilder append(String field, Object value) {\n"
-        "    buffer.append(field).append('=').append(value);\n    return this;\n  }\n}\n"
+        "    buffer.append(field).append('=').append(value);\n    return this;\n  }\n\n"
+        "  @Override\n  public String toString() {\n    return buffer.toString();\n  }\n}\n"
     )
     root = words_only(tmp_path, {**classes, "lang/builder/ToStringBuilder.java": builder})
     assert files_of(root, "toString builder for human-readable object descriptions")[0] == (
         "lang/builder/ToStringBuilder.java"
     )
-    assert files_of(root, "toString")[0] != "lang/builder/ToStringBuilder.java"  # the name alone: its definitions
+    assert [name for _, name in top(root, None, "toString")[:7]] == ["toString"] * 7  # the name alone: its definitions
 
 
 def test_a_named_definition_survives_its_files_many_hits(tmp_path):
@@ -633,7 +660,7 @@ def test_a_name_made_of_three_or_more_of_the_questions_words(symbol, chunk_type,
     """The chunk's prior against the same chunk defining another name: a name three or more of whose parts the
     question says, and at most one other."""
     chunk = Hit(1, "src/a.py", "python", chunk_type, symbol, "body\nbody\nbody", 7, 9, 0.5)
-    wants = ranking._Wants.of(query, Filters())
+    wants = Wants.of(query, Filters())
     expected = getattr(ranking, factor) if factor else 1.0
     assert ranking.prior(chunk, wants) / ranking.prior(replace(chunk, symbol="other"), wants) == expected
 
