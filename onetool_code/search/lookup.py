@@ -136,8 +136,12 @@ def _met(hit: Hit, qualifiers: frozenset[str], sources: SourceFiles | None) -> t
     """How many qualifiers the hit's definition meets in all, and how many of them by a definition around it."""
     path = PurePosixPath(hit.file_path.lower())
     in_path = {path.name.split(".")[0], *path.parent.parts}
-    # An Elixir module is named whole (``MyApp.Router``): each part is a qualifier met.
+    # An Elixir module is named whole (``MyApp.Router``): each part is a qualifier met, by the definitions inside it
+    # and by the module itself (``Date.Range`` defines ``Range`` in ``Date``, as much as ``Date.range/2`` does).
     around = set() if sources is None else {q.lower() for p in _parents(hit, sources) for q in p.split(".")}
+    *own, name = bare(hit.symbol).lower().split(".")
+    if name == hit.defines:
+        around.update(own)
     return len(qualifiers & (in_path | around)), len(qualifiers & around)
 
 

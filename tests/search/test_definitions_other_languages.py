@@ -152,17 +152,40 @@ defmodule MyApp.Router do
 end
 """
 
+# ``Date.range/2`` builds a ``Date.Range``: the module ``Date.Range`` is itself a definition in ``Date``.
+DATE_EX = """defmodule Date do
+  @moduledoc "Calendar dates."
+
+  def range(first, last) do
+    %Date.Range{first: first, last: last}
+  end
+end
+"""
+DATE_RANGE_EX = """defmodule Date.Range do
+  @moduledoc "An inclusive range of dates."
+
+  defstruct [:first, :last]
+end
+"""
+
 
 @pytest.fixture(scope="module")
 def qualified(tmp_path_factory) -> Path:
     """Two Kotlin classes that each define ``send`` and two Elixir modules that each define ``match_route``, in
-    one file each, chunked as ChunkHound chunks them: a chunk per class or module and one per function."""
+    one file each, and Elixir's ``Date.range/2`` beside the module ``Date.Range``, chunked as ChunkHound chunks
+    them: a chunk per class or module and one per function."""
     root = tmp_path_factory.mktemp("qualified")
-    texts = {"src/net/Senders.kt": SENDERS_KT, "lib/my_app/routing.ex": ROUTERS_EX}
+    texts = {
+        "src/net/Senders.kt": SENDERS_KT,
+        "lib/my_app/routing.ex": ROUTERS_EX,
+        "lib/calendar/date.ex": DATE_EX,
+        "lib/calendar/date_range.ex": DATE_RANGE_EX,
+    }
     for path, text in texts.items():
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_text(text)
     kt, ex = SENDERS_KT.split("\n"), ROUTERS_EX.split("\n")
+    date, date_range = DATE_EX.split("\n"), DATE_RANGE_EX.split("\n")
     rows = [
         _chunk(kt, 1, "class", "Mailer", 3, 7),
         _chunk(kt, 1, "function", "send", 4, 6),
@@ -172,8 +195,17 @@ def qualified(tmp_path_factory) -> Path:
         _chunk(ex, 2, "function", "match_route", 2, 2),
         _chunk(ex, 2, "class", "MyApp.Router", 5, 9),
         _chunk(ex, 2, "function", "match_route", 6, 8),
+        _chunk(date, 3, "class", "Date", 1, 7),
+        _chunk(date, 3, "function", "range", 4, 6),
+        _chunk(date_range, 4, "class", "Date.Range", 1, 5),
     ]
-    _index(root, [(1, "src/net/Senders.kt", "kotlin"), (2, "lib/my_app/routing.ex", "elixir")], rows)
+    files = [
+        (1, "src/net/Senders.kt", "kotlin"),
+        (2, "lib/my_app/routing.ex", "elixir"),
+        (3, "lib/calendar/date.ex", "elixir"),
+        (4, "lib/calendar/date_range.ex", "elixir"),
+    ]
+    _index(root, files, rows)
     return root
 
 
@@ -185,6 +217,8 @@ def qualified(tmp_path_factory) -> Path:
         ("Mailer.send", ("src/net/Senders.kt", 4, 6)),
         ("MyApp.Router.match_route", ("lib/my_app/routing.ex", 6, 8)),  # the module named whole, by each part
         ("Router.match_route", ("lib/my_app/routing.ex", 6, 8)),
+        ("Date.Range", ("lib/calendar/date_range.ex", 1, 5)),  # the module, not the function of its qualifier
+        ("Date.range", ("lib/calendar/date.ex", 4, 6)),
     ],
 )
 def test_a_qualified_name_is_the_definition_inside_that_class_or_module(qualified, cache, query, where):
