@@ -150,15 +150,18 @@ def re_exports(code: str, path: str, names: Collection[str]) -> bool:
 
 
 # Folders and files that keep an older copy of code for compatibility: current code is what is asked about
-# unless the query says otherwise.
+# unless the query says otherwise. A file named deprecated or obsolete is code about that (serde_derive's
+# ``deprecated.rs`` allows deprecated items, Mercurial's ``obsolete.py`` keeps the markers of rewritten changesets),
+# not a copy of something.
 LEGACY_WORDS = frozenset({"legacy", "deprecated", "compat", "obsolete", "old"})
+LEGACY_FILES = frozenset({"legacy", "compat"})
 _VERSION = re.compile(r"^v(\d+)$")
 
 
 def legacy(paths: Collection[str], query_words: Collection[str]) -> set[str]:
-    """Those of ``paths`` that are legacy copies, unless the query names them so: a folder or file named
-    legacy, deprecated, compat (``_compat/``, ``compat.ts``), or a version folder (``v3/``) beside a newer one
-    among ``paths`` (``v4/``)."""
+    """Those of ``paths`` that are legacy copies, unless the query names them so: a folder named legacy,
+    deprecated, compat (``_compat/``), obsolete or old, a file named legacy or compat (``compat.ts``), or a version
+    folder (``v3/``) beside a newer one among ``paths`` (``v4/``)."""
     newest: dict[str, int] = {}
     versioned: dict[str, tuple[str, int, str]] = {}
     flagged = set()
@@ -166,7 +169,8 @@ def legacy(paths: Collection[str], query_words: Collection[str]) -> set[str]:
         parts = PurePosixPath(path).parts
         for depth, part in enumerate(parts):
             word = part.split(".")[0].strip("_-").lower()
-            if word in LEGACY_WORDS and word not in query_words:
+            words = LEGACY_WORDS if depth < len(parts) - 1 else LEGACY_FILES
+            if word in words and word not in query_words:
                 flagged.add(path)
             found = _VERSION.match(part.lower()) if depth < len(parts) - 1 else None
             if found:

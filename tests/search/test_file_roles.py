@@ -124,6 +124,10 @@ def test_legacy_paths():
     paths = ["v3/types.ts", "v4/core/schemas.ts", "fastapi/_compat/v2.py", "deprecated/old_api.go", "api/v1/x.go"]
     assert file_roles.legacy(paths, set()) == {"v3/types.ts", "fastapi/_compat/v2.py", "deprecated/old_api.go"}
     assert file_roles.legacy(paths, {"v3", "compat"}) == {"deprecated/old_api.go"}
+    # A file is a legacy copy by the name of one; one named for what it handles is current code.
+    named = ["v4/classic/compat.ts", "src/legacy.py", "mercurial/obsolete.py", "serde_derive/src/deprecated.rs"]
+    assert file_roles.legacy(named, set()) == {"v4/classic/compat.ts", "src/legacy.py"}
+    assert file_roles.legacy(["old/obsolete/x.py", "obsolete/y.py"], set()) == {"old/obsolete/x.py", "obsolete/y.py"}
 
 
 ROUTER = {
