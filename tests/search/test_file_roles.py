@@ -227,6 +227,18 @@ def test_a_short_form_names_a_file_only_as_a_whole_part_of_its_name():
     assert file_roles.path_words("src/de.rs", frozenset({"source"})) == 0  # the folder that holds the code
 
 
+def test_two_words_run_together_in_lowercase_name_a_file_when_the_query_says_both():
+    words = frozenset({"unix", "manual", "page", "output", "troff", "format"})
+    assert file_roles.path_words("docutils/writers/manpage.py", words) == 2  # man (manual's start), page
+    templates = frozenset({"functions", "available", "log", "output", "templates"})
+    assert file_roles.path_words("mercurial/templatefuncs.py", templates) == 2  # template, funcs (a short form)
+    assert file_roles.path_words("site/docgen/md.md", frozenset({"documentation", "generation"})) == 2  # the folder
+    # One word of the query says neither piece alone: the rest of the name is not a word it says.
+    assert file_roles.path_words("mercurial/simplemerge.py", frozenset({"merge", "text"})) == 0
+    assert file_roles.path_words("mercurial/templatekw.py", templates) == 0
+    assert file_roles.path_words("lib/pagemanager.py", frozenset({"page"})) == 1  # its start, as before
+
+
 # A command-line library's folder is named for it, and so is one small file of its settings; the flags live in
 # the command's file.
 CLI = {
