@@ -16,6 +16,7 @@ file directly in it.
 from __future__ import annotations
 
 import functools
+import re
 
 from onetool_code.names import stem
 
@@ -59,3 +60,14 @@ def short_forms(word: str) -> frozenset[str]:
     """The short forms of a lowercase word of a query, by the word itself or its stem; none for most words."""
     forms = _forms()
     return forms.get(word, frozenset()) | forms.get(stem(word), frozenset())
+
+
+# A word of capitalised words run together, standing whole: "HuggingFace", "JavaScript"; not ``getJavaScript``.
+_CAMEL = re.compile(r"(?<![A-Za-z0-9_])(?:[A-Z][a-z]+){2,}(?![A-Za-z0-9_])")
+
+
+def initials(query: str) -> frozenset[tuple[str, str]]:
+    """Each word of the query written as capitalised words run together, lowercased, with the initials of its
+    words: the short form code gives such a name, which no table lists every one of (``hf.py`` for
+    "HuggingFace", ``JSValue`` for "JavaScript")."""
+    return frozenset((word.lower(), "".join(re.findall("[A-Z]", word)).lower()) for word in _CAMEL.findall(query))

@@ -92,14 +92,15 @@ def _path_parts(path: str) -> frozenset[str]:
     return frozenset(part for word in words for part in identifier_parts(word))
 
 
-def path_words(path: str, keywords: frozenset[str]) -> int:
+def path_words(path: str, keywords: frozenset[str], initials: frozenset[tuple[str, str]] = frozenset()) -> int:
     """How many of the query's words name the file or its folder, a word counting when one of the two is the
     other's start, three letters or more (``validators`` names ``default_validator.go``), or when one of its short
-    forms is a whole part ("websocket" names ``client_ws.py``); and a name of two words run together in lowercase
+    forms is a whole part ("websocket" names ``client_ws.py``; ``initials``, pairs of a word and the initials it
+    goes by: "HuggingFace" names ``hf.py``); and a name of two words run together in lowercase
     counts both when two words of the query say them ("manual page": ``manpage.py``; "functions ... templates":
     ``templatefuncs.py``; "documentation generation": ``docgen/``)."""
     parts = _path_parts(path).union(*(_pieces_said(word, keywords) for word in _run_together(path)))
-    return sum(1 for keyword in keywords if any(_names(keyword, part) for part in parts))
+    return sum(1 for keyword in keywords if any(_names(keyword, part) or (keyword, part) in initials for part in parts))
 
 
 def _names(keyword: str, part: str) -> bool:

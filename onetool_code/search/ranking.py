@@ -194,7 +194,9 @@ def _file_evidence(
         if wants.code_name or (met is not None and path not in met):
             scored[key] += top * COHERENT_FILE * sums[path] / most * kinds[path]
             continue
-        named = file_roles.path_words(path, wants.keywords) / len(wants.keywords) if wants.keywords else 0.0
+        named = (
+            file_roles.path_words(path, wants.keywords, wants.initials) / len(wants.keywords) if wants.keywords else 0.0
+        )
         focus = file_roles.name_focus(path, wants.stems)
         evidence = PATH_WORDS * named + COHERENT_FILE * sums[path] / most + FILE_FOCUS * focus
         scored[key] += top * evidence * kinds[path]

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from onetool_code.names import STOPWORDS, definition_of, identifiers, names_in, spellings, stem
 from onetool_code.schema import Filters
 from onetool_code.search import phrases
+from onetool_code.search.abbreviations import initials
 
 # What is not code: ChunkHound's languages of data and configuration, and files it knows no language of.
 DATA_LANGUAGES = frozenset({"json", "yaml", "toml", "makefile", "unknown", "git_diff"})
@@ -36,10 +37,11 @@ class Wants:
         prose: bool = False,
         query_words: Sequence[str] = (),
         runs: phrases.Runs = phrases.NO_RUNS,
+        initials: frozenset[tuple[str, str]] = frozenset(),
     ) -> None:
         self.tests, self.docs, self.names, self.qualifiers = tests, docs, names, qualifiers
         self.data, self.keywords, self.spelled, self.prose = data, keywords, spelled or {}, prose
-        self.runs = runs
+        self.runs, self.initials = runs, initials
         self.joined = _joined(query_words) if query_words else frozenset()
         self.stems = frozenset(stem(w) for w in keywords)
         self.words = frozenset(query_words)
@@ -74,6 +76,7 @@ class Wants:
                 w.isidentifier() and w not in named and w not in STOPWORDS for w in map(str.lower, identifiers(query))
             ),
             runs=phrases.Runs.of(query),
+            initials=initials(query),
         )
 
 

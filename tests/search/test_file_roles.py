@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from test_hybrid import make_project, top
 
-from onetool_code.search import file_roles, ranking
+from onetool_code.search import abbreviations, file_roles, ranking
 
 
 @pytest.fixture(autouse=True)
@@ -200,8 +200,9 @@ WEBSOCKETS = {
         # the file whose own name the question says whole, though another says more of its words
         (COMPLETIONS, "shell completion request handling", "completions.py", (ranking, "FILE_FOCUS", 0.0),
          "bash_completions.py"),
-        # a word's short form in code names the file, though another says the word more often
-        (WEBSOCKETS, "WebSocket client implementation", "client_ws.py",
+        # a word's short form in code names the file, though another says the word more often (in lowercase: the
+        # initials of "WebSocket" name it too)
+        (WEBSOCKETS, "websocket client implementation", "client_ws.py",
          (file_roles, "short_forms", lambda word: frozenset()), "client.py"),
     ],
     ids=["its own name", "a short form in code"],
@@ -225,6 +226,19 @@ def test_a_short_form_names_a_file_only_as_a_whole_part_of_its_name():
     assert file_roles.path_words("require.js", frozenset({"request"})) == 0
     assert file_roles.path_words("client.py", frozenset({"websocket"})) == 0
     assert file_roles.path_words("src/de.rs", frozenset({"source"})) == 0  # the folder that holds the code
+
+
+def test_a_word_of_capitalised_words_names_a_file_by_its_initials():
+    hub = abbreviations.initials("pushing and loading models from HuggingFace Hub")
+    assert hub == {("huggingface", "hf")}
+    words = frozenset({"pushing", "loading", "models", "huggingface", "hub"})
+    assert file_roles.path_words("model2vec/persistence/hf.py", words, hub) == 1
+    assert file_roles.path_words("model2vec/persistence/hf.py", words) == 0
+    script = abbreviations.initials("decode JavaScript values")
+    assert file_roles.path_words("Core/JSValueDecoder.swift", frozenset({"javascript"}), script) == 1
+    assert file_roles.path_words("Core/Decoder.swift", frozenset({"javascript"}), script) == 0
+    # Only a whole word of two capitalised words or more: not part of a longer name, not an acronym, not one word.
+    assert abbreviations.initials("getJavaScript, HTTPServer, Hub, OAuth2") == frozenset()
 
 
 def test_two_words_run_together_in_lowercase_name_a_file_when_the_query_says_both():
