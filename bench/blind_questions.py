@@ -1,4 +1,5 @@
-"""Questions nobody tuned for: Kotlin, Swift, Python, Rust and Elixir code, asked in the semble benchmark's form.
+"""Questions nobody tuned for: Kotlin, Swift, Python, Rust, Elixir and TypeScript code, asked in the semble
+benchmark's form.
 
 Why (issue 35): the ranking is judged on a held-out split of the semble benchmark, in languages the development
 split lacks (Kotlin, Swift, Elixir) as well as its own. This bench asks what an agent asks in words, on code nobody here
@@ -18,6 +19,8 @@ file a developer would want first, with other good answers as secondary.
 - ``elixir-core``, 25 questions (3 of them on its Erlang, which ChunkHound does not index), written the same way
   in a later session: the ``lib/elixir/`` folder of Elixir 1.14.0's source (the standard library, with its Erlang
   compiler), from Debian's source archive, the one registry here that holds Elixir's source (its checksum pinned).
+- ``rxjs``, 26 questions, written the same way in a later session: the ``src/`` folder (TypeScript) of the npm
+  package rxjs 7.8.1 (fetched with ``npm pack``, the tarball's checksum pinned).
 
 The script lays them out as a benchmark folder (``repos.tsv``, ``annotations/``, ``repos.tar.xz``) and runs
 ``bench/semble.py`` on it. So the systems, the real ChunkHound 6.1.0 index without embeddings, semble 0.7.0 as
@@ -25,8 +28,8 @@ semble-bm25 and the scoring are the same as on the semble split (semble.py's hea
 option after ``--`` goes to semble.py (``--no-semble``, ``--per-query F``, ``--modes hybrid``,
 ``--repos docutils``).
 
-Run from the repository root. The first run downloads about 23 MB, installs semble into the work folder's cache and
-indexes for about four minutes (Mercurial's 61,685 chunks most of it); later runs take about 40 s::
+Run from the repository root. The first run downloads about 24 MB, installs semble into the work folder's cache and
+indexes for about five minutes (Mercurial's 61,685 chunks most of it); later runs take about 50 s::
 
     .venv-test/bin/python bench/blind_questions.py --work /tmp/blind-questions
     .venv-test/bin/python bench/blind_questions.py --work /tmp/blind-questions -- --no-semble --modes hybrid
@@ -55,6 +58,8 @@ DOCUTILS = "docutils==0.21.2"
 MERCURIAL = "mercurial==6.9.4"
 ELIXIR = "http://deb.debian.org/debian/pool/main/e/elixir-lang/elixir-lang_1.14.0.dfsg.orig.tar.xz"
 ELIXIR_SHA256 = "3dfa724f36b90d1bc41b9626a8ea0c293255c3a21a4d608c576ce39e2a23e5c9"  # Debian's .dsc says so
+RXJS = "rxjs@7.8.1"
+RXJS_SHA256 = "c532167725ab7d085123209156c93cef22f2479cb9c8527060f1cd903aa9d149"  # the tarball npm pack fetched
 
 
 def sdist(work: Path, requirement: str) -> Path:
@@ -94,6 +99,26 @@ def elixir(work: Path) -> Path:
     return root
 
 
+def npm_package(work: Path, spec: str, sha256: str) -> Path:
+    """An npm package's published files (``package/``), unpacked under ``work`` (fetched once with ``npm pack``,
+    the tarball's checksum checked)."""
+    root = work / spec.replace("@", "-")
+    if root.is_dir():
+        return root
+    with tempfile.TemporaryDirectory() as download:
+        subprocess.run(
+            ["npm", "pack", "--silent", "--pack-destination", download, spec], check=True, stdout=subprocess.DEVNULL
+        )
+        (archive,) = Path(download).glob("*.tgz")
+        digest = hashlib.sha256(archive.read_bytes()).hexdigest()
+        if digest != sha256:
+            raise SystemExit(f"Error: {spec}'s tarball has sha256 {digest}, not {sha256}")
+        with tarfile.open(archive) as tar:
+            tar.extractall(download, filter="data")
+        shutil.move(str(Path(download) / "package"), root)
+    return root
+
+
 def lay_out(work: Path) -> Path:
     """The benchmark folder under ``work``, in semble.py's form, made from the packages (fetched once): each
     repository is (name, language, where it is from, the folder to archive, its benchmark root in it)."""
@@ -104,6 +129,7 @@ def lay_out(work: Path) -> Path:
         ("docutils", "python", DOCUTILS, sdist(work, DOCUTILS), ""),
         ("mercurial", "python", MERCURIAL, sdist(work, MERCURIAL), ""),
         ("elixir-core", "elixir", ELIXIR, elixir(work) / "lib" / "elixir", ""),
+        ("rxjs", "typescript", RXJS, npm_package(work, RXJS, RXJS_SHA256) / "src", "src"),
     )
     data = work / "benchmark"
     shutil.rmtree(data, ignore_errors=True)
