@@ -45,6 +45,8 @@ _DOC_LANGUAGES = frozenset({"markdown", "text", "pdf"})
 HUB_NAMES = frozenset({"mod", "index", "__init__", "init"})
 PREFIX_SLACK = 3  # letters a stem may have past the other's end ("extractors" says ``extract``, not "httpexception")
 PREFIX_SAYS = 1.0  # ... and such a word counts as the same stem would (0.5 or 0: the semble split -0.001)
+PIECE = 3  # letters at least in each word of a name run together (the blind questions +0.010, the semble split
+# -0.0002: cobra's ``docgen/`` folder is named by "documentation generation" as much as ``doc/`` is)
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+")
 
 
@@ -94,10 +96,10 @@ def _path_parts(path: str) -> frozenset[str]:
 
 def path_words(path: str, keywords: frozenset[str], initials: frozenset[tuple[str, str]] = frozenset()) -> int:
     """How many of the query's words name the file or its folder, a word counting when one of the two is the
-    other's start, three letters or more (``validators`` names ``default_validator.go``), or when one of its short
-    forms is a whole part ("websocket" names ``client_ws.py``; ``initials``, pairs of a word and the initials it
-    goes by: "HuggingFace" names ``hf.py``); and a name of two words run together in lowercase
-    counts both when two words of the query say them ("manual page": ``manpage.py``; "functions ... templates":
+    other's start, three letters or more (``validators`` names ``default_validator.go``), when one of its short
+    forms is a whole part ("websocket" names ``client_ws.py``), or its initials (``initials``: pairs of a word and
+    the initials it goes by, "HuggingFace" names ``hf.py``). A name of two words run together in lowercase counts
+    both when two words of the query say them ("manual page": ``manpage.py``; "functions ... templates":
     ``templatefuncs.py``; "documentation generation": ``docgen/``)."""
     parts = _path_parts(path).union(*(_pieces_said(word, keywords) for word in _run_together(path)))
     return sum(1 for keyword in keywords if any(_names(keyword, part) or (keyword, part) in initials for part in parts))
@@ -110,10 +112,6 @@ def _names(keyword: str, part: str) -> bool:
     if min(len(keyword), len(part)) >= 3 and (keyword.startswith(part) or part.startswith(keyword)):
         return True
     return part in short_forms(keyword)
-
-
-PIECE = 3  # letters at least in each word of a name run together (the blind questions +0.010, the semble split
-# -0.0002: cobra's ``docgen/`` folder is named by "documentation generation" as much as ``doc/`` is)
 
 
 @functools.lru_cache(maxsize=8192)
