@@ -459,6 +459,8 @@ def _bytes(value: float | None) -> str:
 
 
 def _row(label: str, s: dict[str, Any]) -> str:
+    if not s["n"]:  # no query of this group (a --query-filter that leaves grep's identifiers out)
+        return f"| {label} | 0 | | | | | | | | | |"
     return (
         f"| {label} | {s['n']} | {_pct(s['r1'])} | {_pct(s['r5'])} | {_pct(s['r10'])} | {_num(s['mrr10'])} "
         f"| {_pct(s['def10'])} | {_bytes(s['bytes_median'])} | {_bytes(s['bytes_max'])} | {s['errors']} "
