@@ -86,12 +86,18 @@ def _said(word: str, query: str) -> float:
 
 
 @functools.lru_cache(maxsize=8192)
-def _path_parts(path: str) -> frozenset[str]:
-    """The words of a file's name and of its folder's (``binding/default_validator.go``: binding, default,
-    validator, default_validator)."""
+def _path_words(path: str) -> tuple[str, ...]:
+    """The words of a file's name and of its folder's name, as written (``binding/default_validator.go``:
+    default, validator, binding)."""
     posix = PurePosixPath(path)
-    words = re.findall(r"[A-Za-z][A-Za-z0-9]*", f"{posix.name.lstrip('.').split('.')[0]} {posix.parent.name}")
-    return frozenset(part for word in words for part in identifier_parts(word))
+    return tuple(re.findall(r"[A-Za-z][A-Za-z0-9]*", f"{posix.name.lstrip('.').split('.')[0]} {posix.parent.name}"))
+
+
+@functools.lru_cache(maxsize=8192)
+def _path_parts(path: str) -> frozenset[str]:
+    """The words of a file's name and of its folder's, each with its parts (``binding/default_validator.go``:
+    binding, default, validator, default_validator)."""
+    return frozenset(part for word in _path_words(path) for part in identifier_parts(word))
 
 
 def path_words(path: str, keywords: frozenset[str], initials: frozenset[tuple[str, str]] = frozenset()) -> int:
@@ -118,9 +124,7 @@ def _names(keyword: str, part: str) -> bool:
 def _run_together(path: str) -> tuple[str, ...]:
     """The words of a file's name and folder written as one run of lowercase letters, long enough to be two
     (``manpage``, ``templatefuncs``): no case or separator says where the second starts."""
-    posix = PurePosixPath(path)
-    words = re.split(r"[^A-Za-z0-9]+", f"{posix.name.lstrip('.').split('.')[0]} {posix.parent.name}")
-    return tuple(word for word in words if len(word) >= 2 * PIECE and word.isalpha() and word.islower())
+    return tuple(word for word in _path_words(path) if len(word) >= 2 * PIECE and word.isalpha() and word.islower())
 
 
 @functools.lru_cache(maxsize=8192)
