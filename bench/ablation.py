@@ -100,6 +100,10 @@ ROWS: dict[str, tuple[str, dict[tuple[Any, str], Any]]] = {
         {(lookup, "run_together"): lambda query: frozenset()},
     ),
     "exported": ("a chunk re-exporting a name the query spells", {(ranking, "EXPORTED"): 1.0}),
+    "lexical_lead": (
+        "a sentence's hits keep a share of their BM25 score under the first's, beside their rank",
+        {(ranking, "LEXICAL_LEAD"): 0.0},
+    ),
     "definitions_weight": (
         "the named-definitions list below the words' own (off: weighed alike)",
         {(ranking, "DEFINITIONS_WEIGHT"): 1.0},

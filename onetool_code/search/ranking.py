@@ -31,6 +31,10 @@ LEXICAL_WEIGHT = 1.0
 DEFINITIONS_WEIGHT = 0.6  # the list of the named definitions (``lookup``), fused with the other two: below them,
 # since its ties share a rank and a name's mention in prose fills it as well (1.0: semble dev split -0.001, fmtlib)
 QUALIFIED_DEFINITIONS_WEIGHT = 1.0  # ... as much as the others when the query qualifies the name (``Template.render``)
+LEXICAL_LEAD = 0.1  # a sentence's hit in the words' list keeps this share of its BM25 score over the best, beside
+# its rank, when no vectors rank beside the words: the reciprocal ranks put the operator whose doc comment says the
+# whole question (BM25 11.5) level with the next file's (8.3). More cost commands (0.15: cobra -0.018), a semantic
+# list beside it three ranks of the small packages' answers; a name's hits keep their ranks alone.
 NOT_DEFINING = 0.8  # a chunk that defines nothing (a variable, an import, a comment, a block)
 SHORT = 0.7  # a chunk of one or two lines
 TESTS = 0.5  # a test file; or, when the query or the filters ask for tests, any other file
@@ -88,7 +92,8 @@ def hybrid(
     words the query may call the project by (``file_roles.project_words``), which name no file.
 
     The lexical list is first ordered by its scores times the kind of file each hit is in (``_kind``): BM25
-    favours documentation's plain words, and a Markdown page can otherwise take the first ten places. A hit's
+    favours documentation's plain words, and a Markdown page can otherwise take the first ten places; when words
+    alone answer a sentence, each of its hits keeps a little of its score under the first's (``LEXICAL_LEAD``). A hit's
     score is the fused value scaled so that a hit first in every list given, with no prior against it, scores
     1.0 (an empty list, as when hybrid falls back to words alone, does not count), times its prior, plus its
     file's evidence; a file's many hits then yield to other files (``_spread``). Ties fall back to path, start line
@@ -110,9 +115,14 @@ def hybrid(
         IN_PROSE if wants.incidental else 1.0
     )
     lists = ((named, definitions), (SEMANTIC_WEIGHT, semantic), (LEXICAL_WEIGHT, lexical))
+    best_words = lexical[0].score * _kind(lexical[0], wants) if lexical and wants.prose and not semantic else 0.0
     for weight, hits in lists:
         for rank, hit in _ranks(dedupe(hits), shared=hits is definitions):
-            fused[hit.key] = fused.get(hit.key, 0.0) + weight / (HYBRID_K + rank)
+            value = 1 / (HYBRID_K + rank)
+            if hits is lexical and best_words > 0:
+                share = hit.score * _kind(hit, wants) / best_words
+                value += LEXICAL_LEAD * (share / (HYBRID_K + 1) - value)
+            fused[hit.key] = fused.get(hit.key, 0.0) + weight * value
             best.setdefault(hit.key, hit)
     weights = sum(weight for weight, hits in lists if hits)
     scale = (HYBRID_K + 1) / (weights or 1.0)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from onetool_code.hits import Hit
 from onetool_code.schema import Filters
 from onetool_code.search import ranking
@@ -108,3 +110,25 @@ def test_a_name_one_word_of_a_sentence_weighs_less_than_the_file_the_sentence_na
     query = "toString builder for human-readable object descriptions"
     assert order(query, lexical, tuple(defining))[0] == "lang/builder/ToStringBuilder.java"
     assert order("toString", lexical, tuple(defining))[0] == "lang/A.java"  # the name alone: its definitions
+
+
+def test_a_sentence_hit_far_below_the_first_by_its_words_keeps_less_of_its_rank():
+    # rxjs's shape: the operator whose doc comment says the whole question leads the words' list by far (BM25 11.5),
+    # and reciprocal ranks alone put the next file's function (8.3) level with it. When words alone answer a
+    # sentence, a hit keeps a share of its BM25 score under the first's; a name's hits keep their ranks alone, and
+    # so do all hits when vectors rank beside the words.
+    first = chunk("sequenceEqual.ts", "sequenceEqual", "export function sequenceEqual() {}", 11.5, "typescript")
+
+    def second(query: str, score: float, vectors: bool = False) -> float:
+        other = chunk("fromEvent.ts", "fromEvent", "export function fromEvent() {}", score, "typescript")
+        semantic = [first, other] if vectors else []
+        scores = {hit.file_path: hit.score for hit in ranking.hybrid(semantic, [first, other], query, Filters())}
+        return scores["fromEvent.ts"] / scores["sequenceEqual.ts"]
+
+    sentence = "compare two streams element by element and emit whether they produced the same values"
+    close, far = second(sentence, 11.4), second(sentence, 5.75)
+    assert far < close
+    # Exactly: the second's reciprocal rank gives up a tenth of itself for a tenth of its share of the first's.
+    assert close - far == pytest.approx(ranking.LEXICAL_LEAD * (11.4 - 5.75) / 11.5, rel=1e-9)
+    assert second("fromEvent sequenceEqual", 11.4) == second("fromEvent sequenceEqual", 5.75)
+    assert second(sentence, 11.4, vectors=True) == second(sentence, 5.75, vectors=True)

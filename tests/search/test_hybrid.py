@@ -134,7 +134,9 @@ def test_a_hit_overlapping_a_better_one_of_its_file_counts_only_for_its_own_line
     assert fused(span(3, "a.ex", 12, 21))[0].file_path == "a.ex"  # all 10
     assert fused(span(3, "a.ex", 3, 8))[0].file_path == "b.ex"  # inside the first: none
     # Around the first: its other 10 lines of 20 are its own, half its score.
-    rank = [(ranking.HYBRID_K + 1) / (ranking.HYBRID_K + r) for r in (1, 2, 3, 4)]
+    # The four score alike by their words: each keeps ``LEXICAL_LEAD`` of the first's value beside its rank's.
+    lead = ranking.LEXICAL_LEAD
+    rank = [(1 - lead) * (ranking.HYBRID_K + 1) / (ranking.HYBRID_K + r) + lead for r in (1, 2, 3, 4)]
     a_ex = next(h for h in fused(span(3, "a.ex", 1, 20)) if h.chunk_id == 1)
     evidence = ranking.COHERENT_FILE * (rank[0] + rank[2] / 2) / (rank[1] + rank[3])
     assert a_ex.score == pytest.approx(rank[0] * (1 + evidence))
