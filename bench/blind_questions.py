@@ -21,6 +21,9 @@ file a developer would want first, with other good answers as secondary.
   compiler), from Debian's source archive, the one registry here that holds Elixir's source (its checksum pinned).
 - ``rxjs``, 26 questions, written the same way in a later session: the ``src/`` folder (TypeScript) of the npm
   package rxjs 7.8.1 (fetched with ``npm pack``, the tarball's checksum pinned).
+- ``rayon``, 25 questions, written the same way in a later session: the Rust crate rayon 1.6.1 whole (``src/``,
+  ``tests/``, its Markdown), as Debian ships it (``librust-rayon-dev``, the package's checksum pinned): the
+  held-out split has Rust, which the other sets ask only 3 questions in.
 
 The script lays them out as a benchmark folder (``repos.tsv``, ``annotations/``, ``repos.tar.xz``) and runs
 ``bench/semble.py`` on it. So the systems, the real ChunkHound 6.1.0 index without embeddings, semble 0.7.0 as
@@ -41,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import io
 import shutil
 import subprocess
 import sys
@@ -60,6 +64,8 @@ ELIXIR = "http://deb.debian.org/debian/pool/main/e/elixir-lang/elixir-lang_1.14.
 ELIXIR_SHA256 = "3dfa724f36b90d1bc41b9626a8ea0c293255c3a21a4d608c576ce39e2a23e5c9"  # Debian's .dsc says so
 RXJS = "rxjs@7.8.1"
 RXJS_SHA256 = "c532167725ab7d085123209156c93cef22f2479cb9c8527060f1cd903aa9d149"  # the tarball npm pack fetched
+RAYON = "http://deb.debian.org/debian/pool/main/r/rust-rayon/librust-rayon-dev_1.6.1-1_amd64.deb"
+RAYON_SHA256 = "2f04ea06c755036d57b9e6b297bc3457bc86058f459fc1ee8d4ec51db5d640b2"  # apt-get download --print-uris
 
 
 def sdist(work: Path, requirement: str) -> Path:
@@ -99,6 +105,30 @@ def elixir(work: Path) -> Path:
     return root
 
 
+def debian_crate(work: Path, url: str, sha256: str, crate: str) -> Path:
+    """A Rust crate's source as Debian ships it (``librust-*-dev``: the crate under
+    ``usr/share/cargo/registry/``), unpacked under ``work`` (downloaded once, its checksum checked). A ``.deb`` is
+    an ``ar`` archive of three members; its files are the ``data.tar.xz`` one."""
+    root = work / crate
+    if root.is_dir():
+        return root
+    with urllib.request.urlopen(url, timeout=120) as response:
+        deb = response.read()
+    digest = hashlib.sha256(deb).hexdigest()
+    if digest != sha256:
+        raise SystemExit(f"Error: {url} has sha256 {digest}, not {sha256}")
+    members, at = {}, len(b"!<arch>\n")
+    while at < len(deb):
+        name, size = deb[at : at + 16].decode().strip().rstrip("/"), int(deb[at + 48 : at + 58])
+        members[name] = deb[at + 60 : at + 60 + size]
+        at += 60 + size + size % 2
+    with tempfile.TemporaryDirectory() as download:
+        with tarfile.open(fileobj=io.BytesIO(members["data.tar.xz"])) as tar:
+            tar.extractall(download, filter="data")
+        shutil.move(str(Path(download) / "usr" / "share" / "cargo" / "registry" / crate), root)
+    return root
+
+
 def npm_package(work: Path, spec: str, sha256: str) -> Path:
     """An npm package's published files (``package/``), unpacked under ``work`` (fetched once with ``npm pack``,
     the tarball's checksum checked)."""
@@ -130,6 +160,7 @@ def lay_out(work: Path) -> Path:
         ("mercurial", "python", MERCURIAL, sdist(work, MERCURIAL), ""),
         ("elixir-core", "elixir", ELIXIR, elixir(work) / "lib" / "elixir", ""),
         ("rxjs", "typescript", RXJS, npm_package(work, RXJS, RXJS_SHA256) / "src", "src"),
+        ("rayon", "rust", RAYON, debian_crate(work, RAYON, RAYON_SHA256, "rayon-1.6.1"), ""),
     )
     data = work / "benchmark"
     shutil.rmtree(data, ignore_errors=True)
