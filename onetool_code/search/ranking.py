@@ -31,10 +31,10 @@ LEXICAL_WEIGHT = 1.0
 DEFINITIONS_WEIGHT = 0.6  # the list of the named definitions (``lookup``), fused with the other two: below them,
 # since its ties share a rank and a name's mention in prose fills it as well (1.0: semble dev split -0.001, fmtlib)
 QUALIFIED_DEFINITIONS_WEIGHT = 1.0  # ... as much as the others when the query qualifies the name (``Template.render``)
-LEXICAL_LEAD = 0.1  # a sentence's hit in the words' list keeps this share of its BM25 score over the best, beside
-# its rank, when no vectors rank beside the words: the reciprocal ranks put the operator whose doc comment says the
-# whole question (BM25 11.5) level with the next file's (8.3). More cost commands (0.15: cobra -0.018), a semantic
-# list beside it three ranks of the small packages' answers; a name's hits keep their ranks alone.
+LEXICAL_LEAD = 0.1  # when words alone answer a sentence, this part of a hit's value in their list is its BM25
+# score as a share of the first's, not its rank: reciprocal ranks put the operator whose doc comment says the whole
+# question (BM25 11.5) level with the next file's function (8.3). More cost commands (0.15: cobra -0.018); with a
+# semantic list beside it, three of the small packages' answers went down a rank; a name's hits keep their ranks.
 NOT_DEFINING = 0.8  # a chunk that defines nothing (a variable, an import, a comment, a block)
 SHORT = 0.7  # a chunk of one or two lines
 TESTS = 0.5  # a test file; or, when the query or the filters ask for tests, any other file
@@ -93,7 +93,7 @@ def hybrid(
 
     The lexical list is first ordered by its scores times the kind of file each hit is in (``_kind``): BM25
     favours documentation's plain words, and a Markdown page can otherwise take the first ten places; when words
-    alone answer a sentence, each of its hits keeps a little of its score under the first's (``LEXICAL_LEAD``). A hit's
+    alone answer a sentence, part of each hit's value is its score over the first's (``LEXICAL_LEAD``). A hit's
     score is the fused value scaled so that a hit first in every list given, with no prior against it, scores
     1.0 (an empty list, as when hybrid falls back to words alone, does not count), times its prior, plus its
     file's evidence; a file's many hits then yield to other files (``_spread``). Ties fall back to path, start line

@@ -235,7 +235,7 @@ with open(out, "a", encoding="utf-8") as answers:
         answers.flush()
 """
 # A run holds the index it has changed only from its first write to its exit, a short part of each run: how many
-# runs pass before an agent's search falls inside one depends on the machine's load (none in 3, once, under CI's).
+# runs pass before an agent's search falls inside one depends on the machine's load (under CI's, once, not in 3).
 MOST_RUNS = 12
 HELD = "the index is being updated by ChunkHound (PID "
 
