@@ -68,6 +68,16 @@ RAYON = "http://deb.debian.org/debian/pool/main/r/rust-rayon/librust-rayon-dev_1
 RAYON_SHA256 = "2f04ea06c755036d57b9e6b297bc3457bc86058f459fc1ee8d4ec51db5d640b2"  # apt-get download --print-uris
 
 
+def _download(url: str, sha256: str) -> bytes:
+    """The file at ``url``, whose checksum must be ``sha256``."""
+    with urllib.request.urlopen(url, timeout=120) as response:
+        data = response.read()
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != sha256:
+        raise SystemExit(f"Error: {url} has sha256 {digest}, not {sha256}")
+    return data
+
+
 def sdist(work: Path, requirement: str) -> Path:
     """A package's source distribution from PyPI, unpacked under ``work`` (downloaded once)."""
     name, _, version = requirement.partition("==")
@@ -93,13 +103,7 @@ def elixir(work: Path) -> Path:
     if root.is_dir():
         return root
     with tempfile.TemporaryDirectory() as download:
-        archive = Path(download) / "elixir.tar.xz"
-        with urllib.request.urlopen(ELIXIR, timeout=120) as response:
-            archive.write_bytes(response.read())
-        digest = hashlib.sha256(archive.read_bytes()).hexdigest()
-        if digest != ELIXIR_SHA256:
-            raise SystemExit(f"Error: {ELIXIR} has sha256 {digest}, not {ELIXIR_SHA256}")
-        with tarfile.open(archive) as tar:
+        with tarfile.open(fileobj=io.BytesIO(_download(ELIXIR, ELIXIR_SHA256))) as tar:
             tar.extractall(download, filter="data")
         shutil.move(str(Path(download) / root.name), root)
     return root
@@ -107,24 +111,15 @@ def elixir(work: Path) -> Path:
 
 def debian_crate(work: Path, url: str, sha256: str, crate: str) -> Path:
     """A Rust crate's source as Debian ships it (``librust-*-dev``: the crate under
-    ``usr/share/cargo/registry/``), unpacked under ``work`` (downloaded once, its checksum checked). A ``.deb`` is
-    an ``ar`` archive of three members; its files are the ``data.tar.xz`` one."""
+    ``usr/share/cargo/registry/``), unpacked under ``work`` with ``dpkg-deb`` (downloaded once, its checksum
+    checked)."""
     root = work / crate
     if root.is_dir():
         return root
-    with urllib.request.urlopen(url, timeout=120) as response:
-        deb = response.read()
-    digest = hashlib.sha256(deb).hexdigest()
-    if digest != sha256:
-        raise SystemExit(f"Error: {url} has sha256 {digest}, not {sha256}")
-    members, at = {}, len(b"!<arch>\n")
-    while at < len(deb):
-        name, size = deb[at : at + 16].decode().strip().rstrip("/"), int(deb[at + 48 : at + 58])
-        members[name] = deb[at + 60 : at + 60 + size]
-        at += 60 + size + size % 2
     with tempfile.TemporaryDirectory() as download:
-        with tarfile.open(fileobj=io.BytesIO(members["data.tar.xz"])) as tar:
-            tar.extractall(download, filter="data")
+        deb = Path(download) / "crate.deb"
+        deb.write_bytes(_download(url, sha256))
+        subprocess.run(["dpkg-deb", "--extract", str(deb), download], check=True)
         shutil.move(str(Path(download) / "usr" / "share" / "cargo" / "registry" / crate), root)
     return root
 
