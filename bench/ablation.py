@@ -101,7 +101,7 @@ ROWS: dict[str, tuple[str, dict[tuple[Any, str], Any]]] = {
     ),
     "exported": ("a chunk re-exporting a name the query spells", {(ranking, "EXPORTED"): 1.0}),
     "lexical_lead": (
-        "a sentence's hits keep a share of their BM25 score under the first's, beside their rank",
+        "a tenth of a sentence's lexical value is its BM25 score over the first's, not its rank",
         {(ranking, "LEXICAL_LEAD"): 0.0},
     ),
     "definitions_weight": (
