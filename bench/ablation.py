@@ -50,9 +50,9 @@ from onetool_code.search import file_roles, lookup, ranking, retrieval
 _FILE_EVIDENCE = ranking._file_evidence
 
 
-def _evidence_as_code(scored: dict[Any, float], wants: Any, kinds: dict[str, float], met: Any) -> None:
+def _evidence_as_code(scored: dict[Any, float], wants: Any, kinds: dict[str, float], met: Any, files: Any) -> None:
     """The file's evidence whatever kind of file it is (before issue 35's third pass)."""
-    _FILE_EVIDENCE(scored, wants, dict.fromkeys(kinds, 1.0), met)
+    _FILE_EVIDENCE(scored, wants, dict.fromkeys(kinds, 1.0), met, files)
 
 
 # name -> (what it is, the constants that turn it off)
@@ -104,6 +104,10 @@ ROWS: dict[str, tuple[str, dict[tuple[Any, str], Any]]] = {
         "a tenth of a sentence's lexical value is its BM25 score over the first's, not its rank",
         {(ranking, "LEXICAL_LEAD"): 0.0},
     ),
+    "file_words": (
+        "a file's BM25 score as one document lifts its best hit (simplemerge.py for 'three-way text merge')",
+        {(ranking, "FILE_WORDS"): 0.0},
+    ),
     "definitions_weight": (
         "the named-definitions list below the words' own (off: weighed alike)",
         {(ranking, "DEFINITIONS_WEIGHT"): 1.0},
@@ -127,7 +131,11 @@ ROWS: dict[str, tuple[str, dict[tuple[Any, str], Any]]] = {
     ),
     "qualified_files": (
         "a qualified name found where its qualifiers meet it lifts no other file by its name (Router::route)",
-        {(ranking, "_file_evidence"): lambda scored, wants, kinds, met: _FILE_EVIDENCE(scored, wants, kinds, None)},
+        {
+            (ranking, "_file_evidence"): lambda scored, wants, kinds, met, files: _FILE_EVIDENCE(
+                scored, wants, kinds, None, files
+            )
+        },
     ),
 }
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from onetool_code.index.attributes import Attributes
+from onetool_code.index.lexical_files import Files
 from onetool_code.index.rows import ChunkRows
 from onetool_code.index.store import heap
 from onetool_code.names import defined_name, tokens, word_tokens, words
@@ -151,6 +152,42 @@ class LexicalIndex:
                 norm = K1 * (1 - B + B * self.added.lengths[docs] / average)
                 out[base + docs] += (idf * tf / (tf + norm)).astype(np.float32)
         return out
+
+    def file_scores(self, tokens: Sequence[str]) -> dict[str, float]:
+        """Each file's BM25 score as one document (``lexical_files``), with the files' own idf and average length:
+        what the words say of a file as a whole, where the chunks' scores say where in it. The base's term
+        frequencies are read back from its stored scores (``_retriever`` wrote ``idf * tf / (tf + norm)``, to
+        float32: exact once rounded); the delta's are its postings'."""
+        files = self._files
+        base, codes = int(self.lengths.size), self.attributes.file_codes
+        norm = K1 * ((1 - B) + B * files.lengths / files.average)
+        totals = np.zeros(files.lengths.size)
+        for token in dict.fromkeys(tokens):
+            held = self._held(token)
+            tf = np.zeros(files.lengths.size)
+            if held.base_docs is not None and held.base_values is not None:
+                live = files.live[held.base_docs]
+                docs, share = held.base_docs[live], held.base_values[live] / np.float32(_idf(held.base_df, base))
+                stored = K1 * ((1 - B) + B * self.lengths[docs] / self._statistics[2])
+                tf += np.bincount(codes[docs], np.rint(stored * share / (1 - share)), tf.size)
+            if held.added is not None:
+                docs, frequencies = held.added
+                live = files.live[base + docs]
+                tf += np.bincount(codes[base + docs[live]], frequencies[live], tf.size)
+            in_paths = files.path_tokens.get(token)
+            if in_paths is not None:
+                tf[in_paths[0]] -= in_paths[1]
+            np.maximum(tf, 0.0, out=tf)
+            df = int(np.count_nonzero(tf))
+            if df:
+                totals += _idf(df, files.count) * tf / (tf + norm)
+        paths = self.attributes.paths
+        return {paths[code]: float(totals[code]) for code in np.flatnonzero(totals)}
+
+    @functools.cached_property
+    def _files(self) -> Files:
+        lengths = self.lengths if self.added is None else np.concatenate([self.lengths, self.added.lengths])
+        return Files.of(self.attributes, lengths, path_document)
 
     def shares(self, tokens: Sequence[str]) -> dict[str, float]:
         """Each token's share of the live documents that hold it: how much of this index is about it."""

@@ -52,6 +52,10 @@ class Reader(Protocol):
         """Each of the queries' tokens (``names.query_tokens``) with the share of the index's chunks that hold it."""
         ...
 
+    def file_words(self, queries: Sequence[str]) -> list[dict[str, float]]:
+        """Each query's files, each with its BM25 score as one document (``lexical.LexicalIndex.file_scores``)."""
+        ...
+
     def regex(self, patterns: Sequence[str], filters: Filters, depth: int) -> list[list[Hit]]: ...
 
     def defining(self, symbols: Sequence[str], filters: Filters, depth: int) -> list[Hit]: ...
@@ -86,6 +90,9 @@ class FromSnapshot:
 
     def shares(self, queries: Sequence[str]) -> dict[str, float]:
         return self.snapshot.lexical_index.shares(names.query_tokens(*queries))
+
+    def file_words(self, queries: Sequence[str]) -> list[dict[str, float]]:
+        return [self.snapshot.lexical_index.file_scores(names.query_tokens(q)) for q in queries]
 
     def regex(self, patterns: Sequence[str], filters: Filters, depth: int) -> list[list[Hit]]:
         return [self.snapshot.chunks.regex(pattern, filters, depth) for pattern in patterns]
@@ -132,6 +139,9 @@ class FromIndex:
 
     def shares(self, queries: Sequence[str]) -> dict[str, float]:
         return self._words().shares(names.query_tokens(*queries))
+
+    def file_words(self, queries: Sequence[str]) -> list[dict[str, float]]:
+        return [self._words().file_scores(names.query_tokens(q)) for q in queries]
 
     def _words(self) -> lexical.LexicalIndex:
         """The lexical index lives in this process's memory only, one per state of the file."""

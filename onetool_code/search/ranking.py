@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import PurePosixPath
+from types import MappingProxyType
 
 from onetool_code.hits import Hit
 from onetool_code.names import COMMENT_STARTS, bare, defining_line, top_level, word_tokens, written
@@ -59,6 +60,7 @@ PHRASE = 2.0  # the chunk holds the query's words in a row: times 1 + this times
 # What is known of a file as a whole, added to its best hit as a share of the best score of all:
 PATH_WORDS = 1.0  # ... times the share of the query's words that name the file or its folder
 COHERENT_FILE = 0.2  # ... times the sum of the file's hits' scores over the highest such sum
+FILE_WORDS = 0.1  # ... times the file's BM25 score as one document over the best of the files hit
 FILE_FOCUS = 0.25  # ... times the share of the words of the file's own name the query says (``file_roles``)
 SAME_FILE = 0.7  # a file's fourth hit and each one after it, again: ten results are ten places, not one file
 SAME_FILE_FREE = 3  # hits of a file before that: a definition, its doc comment, a neighbour
@@ -85,11 +87,13 @@ def hybrid(
     qualified: frozenset[tuple[str, int, int]] = frozenset(),
     depth: int | None = None,
     project: frozenset[str] = frozenset(),
+    files: Mapping[str, float] = MappingProxyType({}),
 ) -> list[Hit]:
     """One query's semantic, lexical and named-definition lists fused by weighted reciprocal rank, times the
     structural priors, plus what is known of each file; ``qualified``: the keys of the definitions that meet the
     query's qualifiers (``lookup``); the first ``depth`` hits of the fused list (all by default); ``project``: the
-    words the query may call the project by (``file_roles.project_words``), which name no file.
+    words the query may call the project by (``file_roles.project_words``), which name no file; ``files``: each
+    file's BM25 score for the query as one document (``index.Reader.file_words``).
 
     The lexical list is first ordered by its scores times the kind of file each hit is in (``_kind``): BM25
     favours documentation's plain words, and a Markdown page can otherwise take the first ten places; when words
@@ -131,7 +135,7 @@ def hybrid(
         for key, value in fused.items()
     }
     met = frozenset(key[0] for key in qualified) if wants.names_only and qualified else None
-    _file_evidence(scored, wants, {key[0]: _kind(hit, wants) for key, hit in best.items()}, met)
+    _file_evidence(scored, wants, {key[0]: _kind(hit, wants) for key, hit in best.items()}, met, files)
     old = file_roles.legacy({key[0] for key in scored}, wants.words)
     for key in scored:
         if key[0] in old:
@@ -163,7 +167,11 @@ def _ranks(hits: Sequence[Hit], *, shared: bool) -> list[tuple[int, Hit]]:
 
 
 def _file_evidence(
-    scored: dict[tuple[str, int, int], float], wants: Wants, kinds: dict[str, float], met: frozenset[str] | None
+    scored: dict[tuple[str, int, int], float],
+    wants: Wants,
+    kinds: dict[str, float],
+    met: frozenset[str] | None,
+    files: Mapping[str, float],
 ) -> None:
     """What is known of a file as a whole lifts its best hit, by a share of the best score of all (added, not
     multiplied: a file named for the question can rise from far down), times the kind of file it is against what
@@ -178,6 +186,11 @@ def _file_evidence(
       functions): a hit counts for the share of its lines that no better hit of its file holds, so one inside a
       better one is that place again, not counted (against counting an overlapping hit whole: the semble split
       +0.001, the blind questions +0.007).
+    - the words of the whole file: its BM25 score as one document (``files``) over the best of the files hit,
+      times ``FILE_WORDS``. Where the sum above counts the hits the lists kept (ten a file at most), this is the
+      file's every line with the files' idf, its length weighed: Mercurial's ``simplemerge.py``, the module of
+      "three-way text merge producing conflict markers", against ``merge.py``, whose name and one function
+      (``collectconflicts``) say "merge" and "conflict".
 
     Only the second for a query of one name written as code (``Router``: its definition's file, not
     ``route_headers.go``, whose name starts so), and outside ``met``, the files where a definition meets a query of
@@ -200,6 +213,7 @@ def _file_evidence(
     most = max(sums.values())
     if top <= 0 or most <= 0:
         return
+    most_words = max(files.get(path, 0.0) * kinds[path] for path in best) or 1.0
     for path, key in best.items():
         if wants.code_name or (met is not None and path not in met):
             scored[key] += top * COHERENT_FILE * sums[path] / most * kinds[path]
@@ -208,7 +222,12 @@ def _file_evidence(
             file_roles.path_words(path, wants.keywords, wants.initials) / len(wants.keywords) if wants.keywords else 0.0
         )
         focus = file_roles.name_focus(path, wants.stems)
-        evidence = PATH_WORDS * named + COHERENT_FILE * sums[path] / most + FILE_FOCUS * focus
+        evidence = (
+            PATH_WORDS * named
+            + COHERENT_FILE * sums[path] / most
+            + FILE_WORDS * files.get(path, 0.0) / most_words
+            + FILE_FOCUS * focus
+        )
         scored[key] += top * evidence * kinds[path]
 
 

@@ -70,15 +70,16 @@ def ranked(reader: index.Reader, request: Request, semantic: Semantic | None, pr
     pending = _beside(reader, semantic, request, wide) if semantic else None
     named = [lookup.find(reader, sources, query, filters, deep) for query in request.queries]
     words = reader.lexical(request.queries, filters, wide)
+    files = reader.file_words(request.queries)
     # A chunk whose stored vector has no cosine (zeros or NaN) is ranked first by ChunkHound's order: meaning
     # says nothing of it, so it is left to the other lists.
     meanings = [[h for h in m if math.isfinite(h.score)] for m in pending()] if pending else [[] for _ in words]
     project = file_roles.project_words(project_root.name)
     lists = []
-    for m, w, query, found in zip(meanings, words, request.queries, named, strict=True):
+    for m, w, query, found, whole in zip(meanings, words, request.queries, named, files, strict=True):
         kept = {hit.key for hit in found.hits}
         m, w = _per_file(m, deep, kept), _per_file(w, deep, kept)
-        lists.append(ranking.hybrid(m, w, query, filters, found.hits, found.qualified, depth, project))
+        lists.append(ranking.hybrid(m, w, query, filters, found.hits, found.qualified, depth, project, whole))
     return lists
 
 

@@ -182,6 +182,9 @@ def test_lexical_scores_of_a_delta_stay_within_the_stated_bound_of_a_full_read_a
             assert abs(ours[chunk_id] - score) <= score * bound + 1e-5, (query, chunk_id)
         # The share of the chunks that hold each word is exact: the dead documents out, the delta's in.
         assert words.shares(tokens) == rebuilt.shares(tokens), query
+        # So are the files' scores as whole documents: the dead chunks' words out, the delta's in.
+        whole_files = rebuilt.file_scores(tokens)
+        assert words.file_scores(tokens) == pytest.approx(whole_files, rel=1e-9) and whole_files, query
     assert 0 < rebuilt.shares(["retri"])["retri"] < 1
 
 

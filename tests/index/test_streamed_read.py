@@ -66,6 +66,37 @@ def test_the_lexical_index_saved_and_mapped_answers_as_built(fresh, tmp_path):
         assert loaded.rank([tokens], Filters(), 50) == built.rank([tokens], Filters(), 50), query
 
 
+def test_a_files_score_is_bm25_over_its_chunks_words_less_its_path(fresh, monkeypatch):
+    """Each file scored as one document, counted here from the chunks' own tokens: the same to float64's
+    precision, though the index keeps only the chunks' scores (their term frequencies are read back)."""
+    from collections import Counter
+
+    chunks = read_now(fresh)
+    monkeypatch.setattr(lexical, "BATCH", 4)
+    built = lexical.build(chunks)
+    documents, _ = lexical._documents(chunks)
+    counted: dict[str, Counter] = {}
+    for code, document in zip(chunks.attributes.file_codes.tolist(), documents, strict=True):
+        path = chunks.attributes.paths[code]
+        held = counted.setdefault(path, Counter())
+        held.update(document)
+        held.subtract(lexical.path_document(path))
+    average = sum(held.total() for held in counted.values()) / len(counted)
+    for query in ("retry with exponential backoff", "load the configuration file", "ledger reconcile entries"):
+        expected = {}
+        for token in dict.fromkeys(names.query_tokens(query)):
+            df = sum(1 for held in counted.values() if held[token] > 0)
+            for path, held in counted.items():
+                if held[token] > 0:
+                    norm = lexical.K1 * (1 - lexical.B + lexical.B * held.total() / average)
+                    score = lexical._idf(df, len(counted)) * held[token] / (held[token] + norm)
+                    expected[path] = expected.get(path, 0.0) + score
+        ours = built.file_scores(names.query_tokens(query))
+        assert len(expected) > 1 and ours.keys() == expected.keys(), query
+        for path, score in expected.items():
+            assert ours[path] == pytest.approx(score, rel=1e-9), (query, path)
+
+
 def test_names_are_found_by_their_keys_as_by_reading_every_symbol():
     """``defining``'s name lookup reads only the rows of the name's key: it finds what comparing the name with
     every symbol finds, ``_partN`` suffixes, case and near misses included."""

@@ -174,7 +174,7 @@ def test_a_test_file_named_for_the_question_is_still_a_test(tmp_path, monkeypatc
     monkeypatch.setattr(
         ranking,
         "_file_evidence",
-        lambda scored, wants, kinds, met: evidence(scored, wants, {}.fromkeys(kinds, 1.0), met),
+        lambda scored, wants, kinds, met, files: evidence(scored, wants, {}.fromkeys(kinds, 1.0), met, files),
     )
     assert files(root, query)[0] == "tests/stream/test_json_reader.py"  # lifted as much as code was
 
@@ -182,7 +182,7 @@ def test_a_test_file_named_for_the_question_is_still_a_test(tmp_path, monkeypatc
 # A WebSocket client's own file, named by the short form, beside a session that writes the question's words more.
 WEBSOCKETS = {
     "client_ws.py": "class ClientWebSocketResponse:\n"
-    '    """The client end of a connection."""\n\n'
+    '    """The client end of a WebSocket connection."""\n\n'
     "    async def send_str(self, data):\n        await self._writer.send_frame(data)\n\n"
     "    async def receive(self):\n        return await self._reader.read()\n",
     "client.py": "class ClientSession:\n"

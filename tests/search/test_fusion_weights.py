@@ -132,3 +132,27 @@ def test_a_sentence_hit_far_below_the_first_by_its_words_keeps_less_of_its_rank(
     assert close - far == pytest.approx(ranking.LEXICAL_LEAD * (11.4 - 5.75) / 11.5, rel=1e-9)
     assert second("fromEvent sequenceEqual", 11.4) == second("fromEvent sequenceEqual", 5.75)
     assert second(sentence, 11.4, vectors=True) == second(sentence, 5.75, vectors=True)
+
+
+def test_a_file_whose_words_say_the_question_as_a_whole_rises_by_its_file_score():
+    # Mercurial's shape: simplemerge.py is the module of three-way text merges; one function of filemerge.py comes
+    # first by the chunks' scores. Each file's best hit gains a tenth of the best score for its file score (BM25
+    # over whole files) over the best file's, times its kind.
+    one = chunk("filemerge.py", "_imerge3", "def _imerge3(repo):\n    pass", 10.0, "python")
+    module = chunk("simplemerge.py", "render_merge3", "def render_merge3(m3):\n    pass", 9.0, "python")
+    tests = chunk("tests/test_simplemerge.py", "test_merge3", "def test_merge3():\n    pass", 8.0, "python")
+    hits = [one, module, tests]
+
+    def scores(query: str, files: dict[str, float]) -> dict[str, float]:
+        return {hit.file_path: hit.score for hit in ranking.hybrid([], hits, query, Filters(), files=files)}
+
+    sentence = "three-way text merge producing conflict markers"
+    plain = scores(sentence, {})
+    whole = scores(sentence, {"simplemerge.py": 12.0, "filemerge.py": 6.0, "tests/test_simplemerge.py": 12.0})
+    assert list(plain)[:2] == ["filemerge.py", "simplemerge.py"]
+    assert list(whole)[:2] == ["simplemerge.py", "filemerge.py"]
+    gains = {path: whole[path] - plain[path] for path in plain}
+    assert gains["simplemerge.py"] == pytest.approx(2 * gains["filemerge.py"], rel=1e-9)
+    assert gains["tests/test_simplemerge.py"] == pytest.approx(ranking.TESTS * gains["simplemerge.py"], rel=1e-9)
+    # A name written as code is answered where it is defined: the words of whole files do not weigh.
+    assert scores("renderMerge3", {"simplemerge.py": 12.0}) == scores("renderMerge3", {})
