@@ -159,21 +159,25 @@ class LexicalIndex:
         frequencies are read back from its stored scores (``_retriever`` wrote ``idf * tf / (tf + norm)``, to
         float32: exact once rounded); the delta's are its postings'."""
         files = self._files
-        base, codes = int(self.lengths.size), self.attributes.file_codes
+        base, codes, alive = int(self.lengths.size), self.attributes.file_codes, self.attributes.alive
         norm = K1 * ((1 - B) + B * files.lengths / files.average)
         totals = np.zeros(files.lengths.size)
         for token in dict.fromkeys(tokens):
             held = self._held(token)
             tf = np.zeros(files.lengths.size)
             if held.base_docs is not None and held.base_values is not None:
-                live = files.live[held.base_docs]
-                docs, share = held.base_docs[live], held.base_values[live] / np.float32(_idf(held.base_df, base))
+                docs, values = held.base_docs, held.base_values
+                if alive is not None:
+                    docs, values = docs[alive[docs]], values[alive[docs]]
+                share = values / np.float32(_idf(held.base_df, base))
                 stored = K1 * ((1 - B) + B * self.lengths[docs] / self._statistics[2])
                 tf += np.bincount(codes[docs], np.rint(stored * share / (1 - share)), tf.size)
             if held.added is not None:
                 docs, frequencies = held.added
-                live = files.live[base + docs]
-                tf += np.bincount(codes[base + docs[live]], frequencies[live], tf.size)
+                rows = base + docs
+                if alive is not None:
+                    rows, frequencies = rows[alive[rows]], frequencies[alive[rows]]
+                tf += np.bincount(codes[rows], frequencies, tf.size)
             in_paths = files.path_tokens.get(token)
             if in_paths is not None:
                 tf[in_paths[0]] -= in_paths[1]

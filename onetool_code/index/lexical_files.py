@@ -4,6 +4,7 @@ words a file says, not the name it goes by, score it (its name has its own signa
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -14,10 +15,9 @@ from onetool_code.index.attributes import Attributes
 
 @dataclass(frozen=True)
 class Files:
-    """Which rows are live; each file's length (0 for a file with no live chunk); how many files have live chunks
-    and their average length; each path token's count in the files' chunk documents (file codes, counts)."""
+    """Each file's length (0 for a file with no live chunk); how many files have live chunks and their average
+    length; each path token's count in the files' chunk documents (file codes, counts)."""
 
-    live: np.ndarray
     lengths: np.ndarray
     count: int
     average: float
@@ -35,11 +35,11 @@ class Files:
         for code in np.flatnonzero(chunks).tolist():
             document = path_document(paths[code])
             sizes[code] -= chunks[code] * len(document)
-            for token in set(document):
+            for token, times in Counter(document).items():
                 files, counts = held.setdefault(token, ([], []))
                 files.append(code)
-                counts.append(float(chunks[code] * document.count(token)))
+                counts.append(float(chunks[code] * times))
         count = int(np.count_nonzero(chunks))
         average = float(sizes.sum()) / count if count else 1.0
         path_tokens = {token: (np.array(files), np.array(counts)) for token, (files, counts) in held.items()}
-        return cls(live, sizes, count, average, path_tokens)
+        return cls(sizes, count, average, path_tokens)
