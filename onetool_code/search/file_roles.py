@@ -47,7 +47,9 @@ PREFIX_SLACK = 3  # letters a stem may have past the other's end ("extractors" s
 PREFIX_SAYS = 1.0  # ... and such a word counts as the same stem would (0.5 or 0: the semble split -0.001)
 PIECE = 3  # letters at least in each word of a name run together (the blind questions +0.010, the semble split
 # -0.0002: cobra's ``docgen/`` folder is named by "documentation generation" as much as ``doc/`` is)
-_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+")
+# A name's words: a version (``V2``, ``v3``) is one, so that ``bash_completionsV2.go`` is said less by "bash
+# completion generation" than ``bash_completions.go``; other digits are part of no word (``http2``: http).
+_PART = re.compile(r"[Vv]\d+|[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+")
 
 
 @functools.lru_cache(maxsize=8192)
@@ -62,7 +64,7 @@ def own_name(path: str) -> str:
 
 @functools.lru_cache(maxsize=8192)
 def name_words(path: str) -> tuple[str, ...]:
-    """The stems of the words of a file's own name (``bash_completionsV2.go``: bash, complet), letters only."""
+    """The stems of the words of a file's own name (``bash_completionsV2.go``: bash, complet, v2)."""
     parts = [p.lower() for piece in re.split(r"[_\-\s]+", own_name(path)) for p in _PART.findall(piece)]
     return tuple(dict.fromkeys(stem(p) for p in parts if len(p) > 1))
 
@@ -184,7 +186,7 @@ def re_exports(code: str, path: str, names: Collection[str]) -> bool:
 # not a copy of something.
 LEGACY_WORDS = frozenset({"legacy", "deprecated", "compat", "obsolete", "old"})
 LEGACY_FILES = frozenset({"legacy", "compat"})
-_VERSION = re.compile(r"^v(\d+)$")
+VERSION = re.compile(r"^v(\d+)$")  # a version, lowercased (a folder's ``v3``, a query's "v2")
 
 
 def legacy(paths: Collection[str], query_words: Collection[str]) -> set[str]:
@@ -201,7 +203,7 @@ def legacy(paths: Collection[str], query_words: Collection[str]) -> set[str]:
             words = LEGACY_WORDS if depth < len(parts) - 1 else LEGACY_FILES
             if word in words and word not in query_words:
                 flagged.add(path)
-            found = _VERSION.match(part.lower()) if depth < len(parts) - 1 else None
+            found = VERSION.match(part.lower()) if depth < len(parts) - 1 else None
             if found:
                 prefix = "/".join(parts[:depth])
                 number = int(found.group(1))

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from onetool_code.names import STOPWORDS, definition_of, identifiers, names_in, spellings, stem
 from onetool_code.schema import Filters
-from onetool_code.search import phrases
+from onetool_code.search import file_roles, phrases
 from onetool_code.search.abbreviations import initials
 
 # What is not code: ChunkHound's languages of data and configuration, and files it knows no language of.
@@ -67,7 +67,12 @@ class Wants:
             names=names,
             qualifiers=qualifiers,
             data=bool(words & _DATA_WORDS) or any(language in DATA_LANGUAGES for language in filters.languages),
-            keywords=frozenset(w for w in keywords if len(w) > 2 and w not in STOPWORDS and w not in project),
+            # Words of three letters or more, and versions ("v2": ``file_roles.name_words``).
+            keywords=frozenset(
+                w
+                for w in keywords
+                if (len(w) > 2 or file_roles.VERSION.match(w)) and w not in STOPWORDS and w not in project
+            ),
             spelled=spellings(query),
             query_words=[w.lower() for w in re.findall(r"[A-Za-z0-9]+", query)],
             # A qualified identifier is a name and its qualifiers (``Paginator.page``, ``Router::route``, a path's

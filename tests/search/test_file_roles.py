@@ -216,6 +216,27 @@ def test_the_file_the_question_names_comes_first(
     assert files(root, query)[0] == first_without
 
 
+# The same generator in its first version and in a second, which says the question's words more often.
+VERSIONED = {
+    "bash_completions.py": "def generate_bash_completion(command, out):\n"
+    '    """Bash completion generation: write the script the shell sources."""\n'
+    "    out.write(bash_template.format(name=command.name))\n",
+    "bash_completionsV2.py": "def generate_bash_completion_v2(command, out):\n"
+    '    """Bash completion generation, second version: bash completion generation with descriptions."""\n'
+    "    out.write(bash_v2_template.format(name=command.name, completion=command.completion))\n",
+}
+
+
+def test_a_version_is_a_word_of_a_file_s_name(tmp_path):
+    """A question that does not say "v2" says less of ``bash_completionsV2.py``'s name than of the first
+    version's, which comes first though the second says its words more often; one that says it, the other way."""
+    root = make_project(tmp_path / "project", VERSIONED, None)
+    assert files(root, "bash completion generation")[0] == "bash_completions.py"
+    assert files(root, "bash completion generation v2")[0] == "bash_completionsV2.py"
+    assert file_roles.name_words("bash_completionsV2.go") == ("bash", "complet", "v2")
+    assert file_roles.name_words("src/http2.rs") == ("http",)  # digits alone are no word
+
+
 def test_a_short_form_names_a_file_only_as_a_whole_part_of_its_name():
     assert file_roles.path_words("aiohttp/client_ws.py", frozenset({"websocket"})) == 1
     assert file_roles.path_words("django/db/utils.py", frozenset({"database"})) == 1  # the folder
