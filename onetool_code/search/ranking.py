@@ -27,7 +27,12 @@ RRF_K = 60
 
 HYBRID_K = 60  # reciprocal-rank constant of the fusion (the classic value): a list's first hundred ranks stay close,
 # so the priors and the file's evidence decide among them rather than BM25's small differences
-SEMANTIC_WEIGHT = 1.0
+SEMANTIC_WEIGHT = 1.0  # times the vectors' agreement with the words (``_agreement``):
+VECTORS_KEPT = 0.5  # ... this share of the weight always, the rest by the share of the vector list's first
+AGREEMENT_FILES = 10  # ... files that the words' first 30 hits (three times as many) or the named definitions also
+# found. Vectors that rank the files the words point to rank among the answers; files no word or name points to
+# say the model is off the question (a model of code's static vectors on the 14: 0.852 -> 0.859; e5 on three of
+# them 0.879 -> 0.878; keeping none of the weight costs the small packages' e5 answers: R@1 82% -> 78%)
 LEXICAL_WEIGHT = 1.0
 DEFINITIONS_WEIGHT = 0.6  # the list of the named definitions (``lookup``), fused with the other two: below them,
 # since its ties share a rank and a name's mention in prose fills it as well (1.0: semble dev split -0.001, fmtlib)
@@ -89,8 +94,8 @@ def hybrid(
     project: frozenset[str] = frozenset(),
     files: Mapping[str, float] = MappingProxyType({}),
 ) -> list[Hit]:
-    """One query's semantic, lexical and named-definition lists fused by weighted reciprocal rank, times the
-    structural priors, plus what is known of each file; ``qualified``: the keys of the definitions that meet the
+    """One query's semantic, lexical and named-definition lists fused by weighted reciprocal rank (the semantic
+    list's weight by its agreement with the others: ``_agreement``), times the structural priors, plus what is known of each file; ``qualified``: the keys of the definitions that meet the
     query's qualifiers (``lookup``); the first ``depth`` hits of the fused list (all by default); ``project``: the
     words the query may call the project by (``file_roles.project_words``), which name no file; ``files``: each
     file's BM25 score for the query as one document (``index.Reader.file_words``).
@@ -118,7 +123,8 @@ def hybrid(
     named = (QUALIFIED_DEFINITIONS_WEIGHT if wants.qualifiers else DEFINITIONS_WEIGHT) * (
         IN_PROSE if wants.incidental else 1.0
     )
-    lists = ((named, definitions), (SEMANTIC_WEIGHT, semantic), (LEXICAL_WEIGHT, lexical))
+    vectors = SEMANTIC_WEIGHT * (VECTORS_KEPT + (1 - VECTORS_KEPT) * _agreement(semantic, lexical, definitions))
+    lists = ((named, definitions), (vectors, semantic), (LEXICAL_WEIGHT, lexical))
     best_words = lexical[0].score * _kind(lexical[0], wants) if lexical and wants.prose and not semantic else 0.0
     for weight, hits in lists:
         for rank, hit in _ranks(dedupe(hits), shared=hits is definitions):
@@ -151,6 +157,16 @@ def names_only(query: str) -> bool:
     neighbours; they answer only when neither the words nor the definitions found anything (``hybrid``), so a
     search asks for them only then (``engine``)."""
     return Wants.of(query, Filters()).names_only
+
+
+def _agreement(semantic: Sequence[Hit], lexical: Sequence[Hit], definitions: Sequence[Hit]) -> float:
+    """The share of the vector list's first ``AGREEMENT_FILES`` files that the words' first hits (three times as
+    many) or the named definitions also found; 1 when there is nothing to agree with (the vectors alone)."""
+    said = list(dict.fromkeys(hit.file_path for hit in semantic))[:AGREEMENT_FILES]
+    if not said or not (lexical or definitions):
+        return 1.0
+    found = {hit.file_path for hit in lexical[: 3 * AGREEMENT_FILES]} | {hit.file_path for hit in definitions}
+    return sum(path in found for path in said) / len(said)
 
 
 def _ranks(hits: Sequence[Hit], *, shared: bool) -> list[tuple[int, Hit]]:

@@ -156,3 +156,38 @@ def test_a_file_whose_words_say_the_question_as_a_whole_rises_by_its_file_score(
     assert gains["tests/test_simplemerge.py"] == pytest.approx(ranking.TESTS * gains["simplemerge.py"], rel=1e-9)
     # A name written as code is answered where it is defined: the words of whole files do not weigh.
     assert scores("renderMerge3", {"simplemerge.py": 12.0}) == scores("renderMerge3", {})
+
+
+def test_vectors_that_find_files_no_word_points_to_weigh_less():
+    # A weak model's shape: its nearest chunk is in a file neither the words nor the named definitions found.
+    # Weighed alike, that chunk (defining a function) would lead the words' first (a short block, defining nothing).
+    words = chunk(
+        "loop.py", "", "for attempt in range(retries):\n    sleep(backoff * 2 ** attempt)", 9.0, "python", "block"
+    )
+    words = replace(words, end_line=words.start_line + 1)
+    shared = chunk("client.py", "send", "def send(request):\n    return transport(request)", 5.0, "python")
+    stray = chunk("colors.py", "blend", "def blend(a, b):\n    return mix(a, b)", 0.9, "python")
+    query = "retry failed requests with exponential backoff"
+
+    def ahead(semantic: list[Hit]) -> bool:
+        files = [hit.file_path for hit in ranking.hybrid(semantic, [words, shared], query, Filters())]
+        return files.index("colors.py") < files.index("loop.py")
+
+    assert not ahead([stray])  # none of the vectors' files is the words': half the weight
+    assert ahead([stray, shared])  # half of them: three quarters of the weight
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ranking, "VECTORS_KEPT", 1.0)
+        assert ahead([stray])
+
+
+def test_the_agreement_is_the_share_of_the_vectors_first_files_the_words_or_the_definitions_found():
+    def hits(*paths: str) -> list[Hit]:
+        return [chunk(path, "f", "def f(): pass", 1.0, "python") for path in paths]
+
+    agreement = ranking._agreement
+    assert agreement(hits("a.py", "b.py", "a.py"), hits("a.py"), []) == 0.5  # files, not hits
+    assert agreement(hits("a.py", "b.py"), [], hits("b.py")) == 0.5  # a named definition's file counts
+    assert agreement(hits("a.py"), [], []) == 1.0  # nothing to agree with: the vectors alone
+    many = [f"f{i}.py" for i in range(30)]
+    assert agreement(hits(*many[:12]), hits(*many[10:12]), []) == 0.0  # the vectors' first ten files only
+    assert agreement(hits("a.py"), hits(*many, "a.py"), []) == 0.0  # the words' first thirty hits only

@@ -106,7 +106,9 @@ def hit(path: str, start: int, chunk_id: int, chunk_type: str = "function") -> H
     return Hit(chunk_id, path, "python", chunk_type, "f", "code\nmore\nlines", start, start + 2, 0.5)
 
 
-def test_fusion_is_deterministic_and_ties_fall_back_to_path_then_line():
+def test_fusion_is_deterministic_and_ties_fall_back_to_path_then_line(monkeypatch):
+    # The two lists weighed alike, as when the vectors' files are all the words' (``ranking._agreement``).
+    monkeypatch.setattr(ranking, "VECTORS_KEPT", 1.0)
     a, b, c = hit("b.py", 1, 1), hit("a.py", 9, 2), hit("c.py", 3, 3)
     # a and b each rank first in one list; c is second in both and so scores higher than either.
     fused = ranking.hybrid([a, c], [b, c], "a search query", Filters())
