@@ -95,10 +95,11 @@ def hybrid(
     files: Mapping[str, float] = MappingProxyType({}),
 ) -> list[Hit]:
     """One query's semantic, lexical and named-definition lists fused by weighted reciprocal rank (the semantic
-    list's weight by its agreement with the others: ``_agreement``), times the structural priors, plus what is known of each file; ``qualified``: the keys of the definitions that meet the
-    query's qualifiers (``lookup``); the first ``depth`` hits of the fused list (all by default); ``project``: the
-    words the query may call the project by (``file_roles.project_words``), which name no file; ``files``: each
-    file's BM25 score for the query as one document (``index.Reader.file_words``).
+    list's weight by its agreement with the others: ``_agreement``), times the structural priors, plus what is
+    known of each file; ``qualified``: the keys of the definitions that meet the query's qualifiers (``lookup``);
+    the first ``depth`` hits of the fused list (all by default); ``project``: the words the query may call the
+    project by (``file_roles.project_words``), which name no file; ``files``: each file's BM25 score for the query
+    as one document (``index.Reader.file_words``).
 
     The lexical list is first ordered by its scores times the kind of file each hit is in (``_kind``): BM25
     favours documentation's plain words, and a Markdown page can otherwise take the first ten places; when words
