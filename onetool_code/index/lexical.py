@@ -168,7 +168,8 @@ class LexicalIndex:
             if held.base_docs is not None and held.base_values is not None:
                 docs, values = held.base_docs, held.base_values
                 if alive is not None:
-                    docs, values = docs[alive[docs]], values[alive[docs]]
+                    kept = alive[docs]
+                    docs, values = docs[kept], values[kept]
                 share = values / np.float32(_idf(held.base_df, base))
                 stored = K1 * ((1 - B) + B * self.lengths[docs] / self._statistics[2])
                 tf += np.bincount(codes[docs], np.rint(stored * share / (1 - share)), tf.size)
@@ -176,7 +177,8 @@ class LexicalIndex:
                 docs, frequencies = held.added
                 rows = base + docs
                 if alive is not None:
-                    rows, frequencies = rows[alive[rows]], frequencies[alive[rows]]
+                    kept = alive[rows]
+                    rows, frequencies = rows[kept], frequencies[kept]
                 tf += np.bincount(codes[rows], frequencies, tf.size)
             in_paths = files.path_tokens.get(token)
             if in_paths is not None:
