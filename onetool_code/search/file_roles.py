@@ -22,7 +22,7 @@ from onetool_code.search.abbreviations import short_forms
 # A test (or a fixture, a mock, a spec) by its folder or its name, lowercased ...
 _TEST_PATH = re.compile(
     r"(^|/)(tests?|__tests__|specs?|testing|fixtures?|mocks?)(/|$)|(^|/)test_[^/]*$|_test\.\w+$|"
-    r"\.(test|spec)\.\w+$|(^|/)conftest\.py$"
+    r"\.(test|spec)\.\w+$|(^|/)conftest\.py$|(^|/)tests?\.rs$"  # Rust's module of tests: ``mod tests;``
 )
 # ... and by the case of the JVM's, .NET's and Swift's conventions (the path as written): a Gradle source set of tests
 # (Kotlin Multiplatform's ``src/commonTest/``, ``jvmTest``, Android's ``androidUnitTest``, ``testFixtures``), a .NET
@@ -33,13 +33,20 @@ _TEST_CASED = re.compile(
     r"(^|/)(testFixtures|[a-z][A-Za-z0-9]*Tests?|[\w.]+\.(Unit|Integration|Functional)?(Tests?|Specs?))(/|$)|"
     r"[a-z0-9]Tests?\.\w+$"
 )
-# Documentation, examples and a project's prose files by their folder, name or extension.
+# Documentation, examples and a project's prose files by their folder, name or extension ...
 _DOC_PATH = re.compile(
-    r"(^|/)[_.]?(docs?|documentation|examples?|samples?|demos?)(/|$)|(^|/)(changelog|changes|history|news|readme|"
+    r"(^|/)[_.]?(examples?|samples?|demos?)(/|$)|(^|/)(changelog|changes|history|news|readme|"
     r"contributing|license)[^/]*$|\.(md|mdx|rst|txt|adoc)$",
     re.IGNORECASE,
 )
 _DOC_LANGUAGES = frozenset({"markdown", "text", "pdf"})
+# ... and what a documentation folder holds but programs: its pages, templates and styles. A program there is code
+# (cobra's ``doc/`` package, which writes man pages; a Sphinx ``conf.py``), as an example's program is documentation.
+_DOCS_FOLDER = re.compile(r"(^|/)[_.]?(docs?|documentation)(/|$)", re.IGNORECASE)
+_NOT_PROGRAMS = frozenset(
+    {"markdown", "text", "pdf", "html", "css", "scss", "jinja", "json", "yaml", "toml", "makefile", "hcl", "unknown",
+     "git_diff"}
+)  # fmt: skip
 
 # File names that stand for their folder: a package's or module's entry point, declaring and re-exporting it.
 HUB_NAMES = frozenset({"mod", "index", "__init__", "init"})
@@ -224,4 +231,8 @@ def is_test(path: str) -> bool:
 @functools.lru_cache(maxsize=8192)
 def is_doc(path: str, language: str | None) -> bool:
     """Documentation (prose, examples) by its language or its path."""
-    return bool(language in _DOC_LANGUAGES or _DOC_PATH.search(path))
+    return bool(
+        language in _DOC_LANGUAGES
+        or _DOC_PATH.search(path)
+        or (_DOCS_FOLDER.search(path) and (language is None or language in _NOT_PROGRAMS))
+    )

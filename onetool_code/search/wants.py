@@ -19,6 +19,23 @@ _DATA_WORDS = frozenset(
 )
 _TEST_WORDS = frozenset({"test", "tests", "testing", "spec", "specs", "fixture", "fixtures", "mock", "mocks"})
 _DOC_WORDS = frozenset({"doc", "docs", "documentation", "readme", "example", "examples", "changelog", "guide"})
+_PLURALS = frozenset({"tests", "specs", "fixtures", "mocks", "docs", "examples"})
+
+
+def _asks_for(query: str, kind: frozenset[str]) -> bool:
+    """The query asks for that kind of file (``kind``: its words): "tests for bulk_create", "which test checks
+    ...", "the docs", "examples of middleware", "... in tests". Not when the word only says what a thing is for: the
+    test client, the WSGI spec, documentation generation (werkzeug's ``test.py``, its ``lint.py``, cobra's ``doc/``
+    package are code). A plural, or a word that ends the query, comes before a stopword or after "which" or "what",
+    is the thing sought; one followed by another word qualifies it."""
+    words = [w.lower() for w in re.findall(r"[A-Za-z]+", query)]
+    for at, word in enumerate(words):
+        if word not in kind:
+            continue
+        after = words[at + 1] if at + 1 < len(words) else None
+        if word in _PLURALS or after is None or after in STOPWORDS or (at > 0 and words[at - 1] in ("which", "what")):
+            return True
+    return False
 
 
 class Wants:
@@ -62,8 +79,8 @@ class Wants:
         keywords = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9]*", query)}
         named = names | qualifiers
         return cls(
-            tests=bool(words & _TEST_WORDS) or "test" in needles or "spec" in needles,
-            docs=bool(words & _DOC_WORDS) or "doc" in needles or "markdown" in needles or ".md" in needles,
+            tests=_asks_for(query, _TEST_WORDS) or "test" in needles or "spec" in needles,
+            docs=_asks_for(query, _DOC_WORDS) or "doc" in needles or "markdown" in needles or ".md" in needles,
             names=names,
             qualifiers=qualifiers,
             data=bool(words & _DATA_WORDS) or any(language in DATA_LANGUAGES for language in filters.languages),

@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 from test_hybrid import make_project, top
 
-from onetool_code.search import abbreviations, file_roles, ranking
+from onetool_code.schema import Filters
+from onetool_code.search import abbreviations, file_roles, ranking, wants
+from onetool_code.search.wants import Wants
 
 
 @pytest.fixture(autouse=True)
@@ -306,3 +308,75 @@ def test_the_words_a_project_goes_by_come_from_its_folder_s_name():
     assert file_roles.project_words("django-4.2") == {"django", "django42"}  # a version after the name
     assert file_roles.project_words("commons-lang") == {"commonslang"}  # as one word, not "lang" alone
     assert file_roles.project_words("v2") == frozenset()  # too short to be a name
+
+
+# A library's test client, in a module named for it, and the tests of it, which say the question's words more often.
+TEST_CLIENT = {
+    "src/web/test.py": "class Client:\n"
+    '    """The test client: drives an application without a server, keeps cookies between requests."""\n\n'
+    "    def open(self, path):\n        response = self.application.run(path, cookies=self.cookie_jar)\n"
+    "        self.cookie_jar.update(response.cookies)\n        return response\n",
+    "tests/test_client.py": "from web.test import Client\n\n\n"
+    "def test_client_keeps_cookies():\n    client = Client(app)\n    client.open('/set-cookie')\n"
+    "    # the test client keeps cookies between requests\n"
+    "    assert client.open('/cookies').cookies == client.cookie_jar\n",
+}
+
+
+def test_a_word_of_tests_that_says_what_a_thing_is_for_asks_for_no_tests(tmp_path, monkeypatch):
+    """A library's test client is its code (werkzeug's ``test.py``); "tests for the client" asks for tests. When any
+    word of tests asked for them, the tests came first for both."""
+    root = make_project(tmp_path / "web", TEST_CLIENT, None)
+    assert files(root, "how does the test client keep cookies between requests")[0] == "src/web/test.py"
+    assert files(root, "tests for the client keeping cookies")[0] == "tests/test_client.py"
+    monkeypatch.setattr(wants, "_asks_for", lambda query, kind: bool(set(query.lower().split()) & kind))
+    assert files(root, "how does the test client keep cookies between requests")[0] == "tests/test_client.py"
+
+
+@pytest.mark.parametrize(
+    ("query", "tests", "docs"),
+    [
+        ("tests for bulk_create", True, False),
+        ("which test checks that a variable already set is kept", True, False),
+        ("override_settings decorator or context manager in tests", True, False),
+        ("unit testing", True, False),
+        ("how does the test client keep cookies", False, False),
+        ("WSGI spec compliance warnings", False, False),
+        ("mock server for HTTP requests", False, False),
+        ("examples of middleware", False, True),
+        ("where is the documentation", False, True),
+        ("README", False, True),
+        ("documentation generation for man pages and markdown", False, False),
+    ],
+)  # fmt: skip
+def test_a_word_of_tests_or_docs_asks_for_them_as_the_thing_sought(query, tests, docs):
+    asked = Wants.of(query, Filters())
+    assert (asked.tests, asked.docs) == (tests, docs)
+
+
+# A documentation package's program, which writes man pages, beside the site's page about it.
+DOC_PACKAGE = {
+    "doc/man_docs.go": "package doc\n\n// GenManTree writes a man page for the command and each of its children.\n"
+    "func GenManTree(cmd *Command, dir string) error {\n\treturn genMan(cmd, dir, manHeader(cmd))\n}\n",
+    "site/docgen/man.md": "# Generating man pages\n\nDocumentation generation for man pages: call GenManTree\n"
+    "with the root command to write man pages for the command tree.\n",
+    "command.go": "package cobra\n\n// Command is one command of the tree.\ntype Command struct {\n\tUse string\n}\n",
+}
+
+
+def test_a_program_in_a_documentation_folder_is_code(tmp_path):
+    """Cobra's ``doc/`` package is code that writes documentation, not documentation."""
+    root = make_project(tmp_path / "cobra", DOC_PACKAGE, None)
+    assert files(root, "documentation generation for man pages")[0] == "doc/man_docs.go"
+    assert not file_roles.is_doc("doc/man_docs.go", "go")
+    assert not file_roles.is_doc("docs/conf.py", "python")
+    assert file_roles.is_doc("docs/index.html", "html")
+    assert file_roles.is_doc("docs/guide.md", "markdown")
+    assert file_roles.is_doc("examples/basic.py", "python")  # an example's program is documentation
+
+
+def test_rust_s_module_of_tests_is_a_test():
+    assert file_roles.is_test("src/iter/test.rs")
+    assert file_roles.is_test("src/tests.rs")
+    assert not file_roles.is_test("src/contest.rs")
+    assert not file_roles.is_test("src/web/test.py")  # Python's may be a library's test client
