@@ -88,7 +88,7 @@ def test_a_definition_two_words_of_a_question_spell_weighs_as_a_name_asked_alone
     )
     naming = chunk("naming.ts", "translateName", "// the JSON object's named fields\nfunction translateName() {}", 9.0)
     others = [chunk(f"x{i}.ts", f"helper{i}", f"function helper{i}() {{}}", 5.0 - i / 100) for i in range(18)]
-    lexical = [naming, *others, replace(declared, score=1.0)]
+    lexical = [naming, *others, replace(declared, score=4.5)]
     assert order("JSON object with named fields", lexical, (declared,))[0] == "elements.ts"
 
 
@@ -128,7 +128,8 @@ def test_a_sentence_hit_far_below_the_first_by_its_words_keeps_less_of_its_rank(
     sentence = "compare two streams element by element and emit whether they produced the same values"
     close, far = second(sentence, 11.4), second(sentence, 5.75)
     assert far < close
-    # Exactly: the second's reciprocal rank gives up a tenth of itself for a tenth of its share of the first's.
+    # Exactly: the second's reciprocal rank gives up ``LEXICAL_LEAD`` of itself for as much of its share of the
+    # first's.
     assert close - far == pytest.approx(ranking.LEXICAL_LEAD * (11.4 - 5.75) / 11.5, rel=1e-9)
     assert second("fromEvent sequenceEqual", 11.4) == second("fromEvent sequenceEqual", 5.75)
     assert second(sentence, 11.4, vectors=True) == second(sentence, 5.75, vectors=True)

@@ -564,7 +564,9 @@ def test_a_pasted_error_message_finds_the_code_that_raises_it(tmp_path, monkeypa
         "You must either define the environment variable DJANGO_SETTINGS_MODULE"
     )
     assert files_of(root, message)[0] == "conf/__init__.py"
-    monkeypatch.setattr(ranking, "FILE_WORDS", 0.0)  # the message's file holds its rarer words too: the run alone
+    # The message's file and chunk hold its rarer words too (``FILE_WORDS``, ``LEXICAL_LEAD``): the run alone.
+    monkeypatch.setattr(ranking, "FILE_WORDS", 0.0)
+    monkeypatch.setattr(ranking, "LEXICAL_LEAD", 0.0)
     assert files_of(root, message)[0] == "conf/__init__.py"
     monkeypatch.setattr(ranking, "PHRASE", 0.0)
     assert files_of(root, message)[0] == "conf/loader.py"
