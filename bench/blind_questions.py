@@ -152,33 +152,29 @@ def elixir(work: Path) -> Path:
     return root
 
 
-def debian_crate(work: Path, url: str, sha256: str, crate: str) -> Path:
-    """A Rust crate's source as Debian ships it (``librust-*-dev``: the crate under
-    ``usr/share/cargo/registry/``), unpacked under ``work`` with ``dpkg-deb`` (downloaded once, its checksum
+def debian_folder(work: Path, url: str, sha256: str, folder: str, name: str) -> Path:
+    """A folder of a Debian package (a Rust crate under ``usr/share/cargo/registry/``, a Go module under
+    ``usr/share/gocode/src/``), unpacked under ``work`` as ``name`` with ``dpkg-deb`` (downloaded once, its checksum
     checked)."""
-    root = work / crate
+    root = work / name
     if root.is_dir():
         return root
     with tempfile.TemporaryDirectory() as download:
-        deb = Path(download) / "crate.deb"
+        deb = Path(download) / "package.deb"
         deb.write_bytes(_download(url, sha256))
         subprocess.run(["dpkg-deb", "--extract", str(deb), download], check=True)
-        shutil.move(str(Path(download) / "usr" / "share" / "cargo" / "registry" / crate), root)
+        shutil.move(str(Path(download) / folder), root)
     return root
+
+
+def debian_crate(work: Path, url: str, sha256: str, crate: str) -> Path:
+    """A Rust crate's source as Debian ships it (``librust-*-dev``)."""
+    return debian_folder(work, url, sha256, f"usr/share/cargo/registry/{crate}", crate)
 
 
 def go_module(work: Path, url: str, sha256: str, module: str) -> Path:
-    """A Go module's source as Debian ships it (``golang-*-dev``: the module under ``usr/share/gocode/src/``),
-    unpacked under ``work`` with ``dpkg-deb`` (downloaded once, its checksum checked)."""
-    root = work / module.replace("/", "-")
-    if root.is_dir():
-        return root
-    with tempfile.TemporaryDirectory() as download:
-        deb = Path(download) / "module.deb"
-        deb.write_bytes(_download(url, sha256))
-        subprocess.run(["dpkg-deb", "--extract", str(deb), download], check=True)
-        shutil.move(str(Path(download) / "usr" / "share" / "gocode" / "src" / module), root)
-    return root
+    """A Go module's source as Debian ships it (``golang-*-dev``)."""
+    return debian_folder(work, url, sha256, f"usr/share/gocode/src/{module}", module.replace("/", "-"))
 
 
 def npm_package(work: Path, spec: str, sha256: str) -> Path:
