@@ -22,13 +22,12 @@ _DOC_WORDS = frozenset({"doc", "docs", "documentation", "readme", "example", "ex
 _PLURALS = frozenset({"tests", "specs", "fixtures", "mocks", "docs", "examples"})
 
 
-def _asks_for(query: str, kind: frozenset[str]) -> bool:
+def _asks_for(words: Sequence[str], kind: frozenset[str]) -> bool:
     """The query asks for that kind of file (``kind``: its words): "tests for bulk_create", "which test checks
     ...", "the docs", "examples of middleware", "... in tests". Not when the word only says what a thing is for: the
     test client, the WSGI spec, documentation generation (werkzeug's ``test.py``, its ``lint.py``, cobra's ``doc/``
     package are code). A plural, or a word that ends the query, comes before a stopword or after "which" or "what",
-    is the thing sought; one followed by another word qualifies it."""
-    words = [w.lower() for w in re.findall(r"[A-Za-z]+", query)]
+    is the thing sought; one followed by another word qualifies it. ``words``: the query's, lowercased, in order."""
     for at, word in enumerate(words):
         if word not in kind:
             continue
@@ -73,14 +72,15 @@ class Wants:
 
     @classmethod
     def of(cls, query: str, filters: Filters, project: frozenset[str] = frozenset()) -> Wants:
-        words = {w.lower() for w in re.findall(r"[A-Za-z]+", query)}
+        ordered = [w.lower() for w in re.findall(r"[A-Za-z]+", query)]
+        words = set(ordered)
         needles = " ".join((*filters.include, *filters.languages))
         names, qualifiers = names_in(query)
         keywords = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9]*", query)}
         named = names | qualifiers
         return cls(
-            tests=_asks_for(query, _TEST_WORDS) or "test" in needles or "spec" in needles,
-            docs=_asks_for(query, _DOC_WORDS) or "doc" in needles or "markdown" in needles or ".md" in needles,
+            tests=_asks_for(ordered, _TEST_WORDS) or "test" in needles or "spec" in needles,
+            docs=_asks_for(ordered, _DOC_WORDS) or "doc" in needles or "markdown" in needles or ".md" in needles,
             names=names,
             qualifiers=qualifiers,
             data=bool(words & _DATA_WORDS) or any(language in DATA_LANGUAGES for language in filters.languages),

@@ -329,7 +329,7 @@ def test_a_word_of_tests_that_says_what_a_thing_is_for_asks_for_no_tests(tmp_pat
     root = make_project(tmp_path / "web", TEST_CLIENT, None)
     assert files(root, "how does the test client keep cookies between requests")[0] == "src/web/test.py"
     assert files(root, "tests for the client keeping cookies")[0] == "tests/test_client.py"
-    monkeypatch.setattr(wants, "_asks_for", lambda query, kind: bool(set(query.lower().split()) & kind))
+    monkeypatch.setattr(wants, "_asks_for", lambda words, kind: bool(set(words) & kind))
     assert files(root, "how does the test client keep cookies between requests")[0] == "tests/test_client.py"
 
 
