@@ -265,6 +265,10 @@ _LEADING = (
     r"suspend|inline|static|nonisolated|distributed|export|default|async|const|operator|infix|tailrec|external|"
     r"expect|actual|pub(?:\([\w :]{0,40}\))?|@\w+(?:\([^)\n]{0,40}\))?|#\[[^\]\n]{0,40}\])"
 )
+# A type's export or attribute macro, between its word and its name in C and C++ (``class FMT_API file``, ``class
+# PYBIND11_EXPORT_EXCEPTION error_already_set``, ``struct Q_CORE_EXPORT QObject``): capitals with an underscore,
+# which tree-sitter takes for the name, so that ChunkHound names the chunk after neither.
+_MACRO = r"(?-i:[A-Z][A-Z0-9]*_[A-Z0-9_]*)(?:\([^)\n]{0,40}\))?"
 # A qualifier before the name, which only some words take: Kotlin's extension functions (``fun HttpClient.withRetry``,
 # ``fun List<String>.send``), Elixir's modules (``defmodule MyApp.Router``) and Lua's ``function M.name``.
 _QUALIFIED = r"fun|defmodule|defprotocol|function"
@@ -279,10 +283,13 @@ def _declared(alternatives: str) -> str:
     # program that grows with them, hence 40.
     between = r"[ \t]+(?:\([^)\n]{0,40}\)[ \t]*)?(?:<[^\n]{0,40}?>[ \t]*)?"
     qualifier = r"(?:[A-Za-z_]\w*(?:<[^\n]{0,40}?>)?\.)+"
-    name = rf"\$?(?:{alternatives})\b"
+    # ... and after the name, anything but what makes it a type in use: C's and C++'s ``const Foo &``, ``struct
+    # foo *p``, ``(const Foo)`` (pybind11's ``catch (const error_already_set &)``, in every caster).
+    name = rf"\$?(?:{alternatives})\b(?:[ \t]*$|[ \t]*[^*&)\s])"
     leading = rf"^[ \t]*(?:{_LEADING}[ \t]+)*"
     return (
         rf"\b(?:{_DECLARING}){between}{name}|"
+        rf"\b(?:class|struct|union|enum)[ \t]+{_MACRO}[ \t]+{name}|"
         rf"{leading}(?-i:{_DECLARING_FIRST}){between}{name}|"
         rf"{leading}(?:local[ \t]+)?(?-i:{_QUALIFIED}){between}{qualifier}{name}"
     )

@@ -164,6 +164,10 @@ def declares(name: str, code: str) -> list[bool]:
         ("names", "  private List<String> names() {"),
         ("tostring", "    public override string ToString() {"),  # C#
         ("data", "  const char* data() const noexcept {"),  # C++
+        ("error_already_set", "class PYBIND11_EXPORT_EXCEPTION error_already_set : public std::exception {"),
+        ("file", "class FMT_API file {"),  # an export macro between the word and the name
+        ("qobject", "class Q_CORE_EXPORT QObject"),
+        ("loop", "struct loop;"),  # declared ahead of its definition
         ("tostring", "std::string toString() const {"),
         ("getboolean", "  boolean getBoolean(String key);"),  # an interface's method, which has no body
         ("keys", "  @NonNull Set<String> keys();"),
@@ -195,6 +199,11 @@ def test_a_line_that_declares_a_name_in_any_language_chunkhound_parses(name, lin
         ("tostring", "    return toString() {"),
         ("getboolean", "    return getBoolean(key);"),  # a call, which a statement is
         ("getboolean", "    boolean enabled = getBoolean(key);"),
+        # a type in use in C and C++, after the words that declare elsewhere
+        ("error_already_set", "    } catch (const error_already_set &) {"),
+        ("format_args", "void vprint(const format_args& args);"),
+        ("uv_loop_s", "int uv_run(struct uv_loop_s* loop, int mode);"),
+        ("handler", "// the class HTTP handler"),  # capitals without an underscore are a word, not a macro
     ],
 )
 def test_a_line_that_extends_implements_or_uses_a_name_does_not_declare_it(name, line):

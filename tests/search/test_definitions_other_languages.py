@@ -223,3 +223,49 @@ def qualified(tmp_path_factory) -> Path:
 )
 def test_a_qualified_name_is_the_definition_inside_that_class_or_module(qualified, cache, query, where):
     assert first(qualified, query, cache=cache)[:3] == where
+
+
+# pybind11's ``pytypes.h``, cut as ChunkHound 6.1.0 cut it: tree-sitter takes the export macro for the class's name,
+# so the class line closes a chunk of the namespace around it and its body is a block from its ``{`` on. No chunk is
+# named after the class, and a caster that catches it in every branch says its name most.
+ERRORS_H = """#pragma once
+#include <exception>
+
+namespace lib {
+namespace detail {
+struct error_fetch { int code; };
+}  // namespace detail
+
+/// Holds a Python error that was already set.
+class LIB_EXPORT_EXCEPTION error_already_set : public std::exception {
+public:
+    error_already_set() = default;
+    const char *what() const noexcept override { return "error"; }
+};
+}  // namespace lib
+"""
+CASTER_H = "\n".join(
+    [
+        "namespace lib {",
+        "inline bool load(int src) {",
+        *(f"    try {{ convert(src, {n}); }} catch (const error_already_set &) {{ return false; }}" for n in range(8)),
+        "    return true;",
+        "}",
+        "}  // namespace lib",
+    ]
+)
+
+
+def test_a_cpp_class_declared_with_an_export_macro_comes_before_the_code_that_catches_it(tmp_path):
+    for path, text in {"include/lib/errors.h": ERRORS_H, "include/lib/caster.h": CASTER_H}.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    errors, caster = ERRORS_H.split("\n"), CASTER_H.split("\n")
+    body = "\n".join(["{", *errors[10:14]])  # from the class line's ``{``, as ChunkHound cut it
+    rows = [
+        _chunk(errors, 1, "namespace", "file_structure_part1", 4, 10),
+        (1, "block", "block_line_10", body, 10, 14),
+        _chunk(caster, 2, "function", "load", 2, 11),
+    ]
+    _index(tmp_path, [(1, "include/lib/errors.h", "cpp"), (2, "include/lib/caster.h", "cpp")], rows)
+    assert first(tmp_path, "error_already_set")[0] == "include/lib/errors.h"
