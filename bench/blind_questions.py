@@ -1,5 +1,5 @@
-"""Questions nobody tuned for: Kotlin, Swift, Python, Rust, Elixir and TypeScript code, asked in the semble
-benchmark's form: seven repositories asked at length, thirteen in the benchmark's own short form.
+"""Questions nobody tuned for: Kotlin, Swift, Python, Rust, Elixir, TypeScript, Go, C#, C++, C, PHP and Lua code,
+asked in the semble benchmark's form: seven repositories asked at length, eighteen in the benchmark's own short form.
 
 Why (issue 35): the ranking is judged on a held-out split of the semble benchmark, in languages the development
 split lacks (Kotlin, Swift, Elixir) as well as its own. This bench asks what an agent asks in words, on code nobody here
@@ -25,7 +25,7 @@ file a developer would want first, with other good answers as secondary.
   ``tests/``, its Markdown), as Debian ships it (``librust-rayon-dev``, the package's checksum pinned): the
   held-out split has Rust, which the other sets ask only 3 questions in.
 
-The thirteen asked in the short form (a noun phrase of 3 to 8 words, a "how ..." question, a name), as the semble
+The eighteen asked in the short form (a noun phrase of 3 to 8 words, a "how ..." question, a name), as the semble
 benchmark asks, 20 questions each unless said (10 semantic, 6 architecture, 4 symbol), written on 2026-11-29 the
 same way; the long questions above say far more words than the held-out split's will:
 
@@ -42,6 +42,13 @@ same way; the long questions above say far more words than the held-out split's 
   Debian's), ``urfave-cli`` (the Go module github.com/urfave/cli/v2 2.3.0, as Debian ships it:
   ``golang-github-urfave-cli-v2-dev``), ``react-native-screens`` (the ``android/`` folder, Kotlin, of
   react-native-screens 4.30.1).
+- fourth round, 9 semantic, 6 architecture and 5 symbol questions each, in languages no other set asks in,
+  written on 2026-11-29 and run once, at main's head then: ``pythonnet`` (C#: the ``src/runtime/`` folder of
+  pythonnet 3.2.1's source distribution), ``pybind11`` (C++ headers: ``include/pybind11/`` of pybind11 3.1.0's),
+  ``libuv`` (C: the libuv that uvloop 0.23.0's source distribution vendors, with its tests and build files),
+  ``commonmark`` (PHP: league/commonmark 2.3.9's ``League/CommonMark/`` folder, as Debian ships it) and
+  ``penlight`` (Lua: Penlight 1.13.1's ``pl/``, Debian's). Its answers showed two ways C++ declares a class that
+  the lookup misread (``names._MACRO``, and ``const Foo &`` taken for a declaration), so it is no longer blind.
 
 Pass ``-- --repos NAME,...`` to run a part (the seven long ones: ``expo-android,expo-ios,docutils,mercurial,
 elixir-core,rxjs,rayon``).
@@ -109,6 +116,16 @@ URFAVE_CLI = "http://deb.debian.org/debian/pool/main/g/golang-github-urfave-cli-
 URFAVE_CLI_SHA256 = "13d2a5cdf924d4c161d2f75d173888fc4dd4b1d0e04f64418f915979c811aa53"
 SCREENS = "react-native-screens@4.30.1"
 SCREENS_SHA256 = "04593f281d706615907e8df114288daa5145c4f5360c4743356dd460e979d23a"
+# The fourth round, in five languages none of the others asks in:
+PYTHONNET = "pythonnet==3.2.1"
+PYBIND11 = "pybind11==3.1.0"
+UVLOOP = "uvloop==0.23.0"
+COMMONMARK = (
+    "http://deb.debian.org/debian/pool/main/p/php-league-commonmark/php-league-commonmark_2.3.9-1+deb12u1_all.deb"
+)
+COMMONMARK_SHA256 = "c702ba9fbe6727f011f25eba2bdb89871b56f37d811092e51089816df8eecd81"
+PENLIGHT = "http://deb.debian.org/debian/pool/main/l/lua-penlight/lua-penlight_1.13.1-3_all.deb"
+PENLIGHT_SHA256 = "69918434ee650d06aa470d49ba05a1a16ae43e66b8216e135cc5075f7d5d9ff3"
 
 
 def _download(url: str, sha256: str) -> bytes:
@@ -205,6 +222,10 @@ def lay_out(work: Path) -> Path:
     redux_toolkit = npm_package(work, REDUX_TOOLKIT, REDUX_TOOLKIT_SHA256)
     cli = go_module(work, URFAVE_CLI, URFAVE_CLI_SHA256, "github.com/urfave/cli/v2")
     screens = npm_package(work, SCREENS, SCREENS_SHA256)
+    commonmark = debian_folder(
+        work, COMMONMARK, COMMONMARK_SHA256, "usr/share/php/League/CommonMark", "league-commonmark-2.3.9"
+    )
+    penlight = debian_folder(work, PENLIGHT, PENLIGHT_SHA256, "usr/share/lua/5.1/pl", "penlight-1.13.1")
     repositories = (
         ("expo-android", "kotlin", languages.PACKAGE, expo / "android", "android"),
         ("expo-ios", "swift", languages.PACKAGE, expo / "ios", "ios"),
@@ -226,6 +247,11 @@ def lay_out(work: Path) -> Path:
         ("h2", "rust", H2, debian_crate(work, H2, H2_SHA256, "h2-0.3.13"), ""),
         ("urfave-cli", "go", URFAVE_CLI, cli, ""),
         ("react-native-screens", "kotlin", SCREENS, screens / "android", "android"),
+        ("pythonnet", "csharp", PYTHONNET, sdist(work, PYTHONNET) / "src" / "runtime", ""),
+        ("pybind11", "cpp", PYBIND11, sdist(work, PYBIND11) / "include" / "pybind11", ""),
+        ("libuv", "c", UVLOOP, sdist(work, UVLOOP) / "vendor" / "libuv", ""),
+        ("commonmark", "php", COMMONMARK, commonmark, ""),
+        ("penlight", "lua", PENLIGHT, penlight, ""),
     )
     data = work / "benchmark"
     shutil.rmtree(data, ignore_errors=True)
