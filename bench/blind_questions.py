@@ -64,8 +64,8 @@ semble-bm25 and the scoring are the same as on the semble split (semble.py's hea
 option after ``--`` goes to semble.py (``--no-semble``, ``--per-query F``, ``--modes hybrid``,
 ``--repos docutils``).
 
-Run from the repository root. The first run downloads about 29 MB, installs semble into the work folder's cache and
-indexes for about six minutes (Mercurial's 61,685 chunks most of it); later runs take about 80 s::
+Run from the repository root. The first run downloads about 34 MB, installs semble into the work folder's cache and
+indexes for about nine minutes (Mercurial's 61,685 chunks most of it); later runs take about 90 s::
 
     .venv-test/bin/python bench/blind_questions.py --work /tmp/blind-questions
     .venv-test/bin/python bench/blind_questions.py --work /tmp/blind-questions -- --no-semble --modes hybrid
