@@ -164,11 +164,11 @@ def declares(name: str, code: str) -> list[bool]:
         ("names", "  private List<String> names() {"),
         ("tostring", "    public override string ToString() {"),  # C#
         ("data", "  const char* data() const noexcept {"),  # C++
+        ("tostring", "std::string toString() const {"),
         ("error_already_set", "class PYBIND11_EXPORT_EXCEPTION error_already_set : public std::exception {"),
         ("file", "class FMT_API file {"),  # an export macro between the word and the name
         ("qobject", "class Q_CORE_EXPORT QObject"),
         ("loop", "struct loop;"),  # declared ahead of its definition
-        ("tostring", "std::string toString() const {"),
         ("getboolean", "  boolean getBoolean(String key);"),  # an interface's method, which has no body
         ("keys", "  @NonNull Set<String> keys();"),
         ("parse", "    public abstract Node parse(Reader in) throws IOException;"),
